@@ -1,0 +1,36 @@
+//! `-j TRACE`: mark packets for tracing (raw table only; no options).
+
+use crate::error::{Error, Result};
+use crate::ext::{Call, Ext, OptDef, ParseCtx, PrintCtx};
+use ruleset::TableKind;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Trace;
+
+impl Ext for Trace {
+    const NAME: &'static str = "TRACE";
+    const OPTS: &'static [OptDef] = &[];
+
+    fn new(_: &ParseCtx) -> Self {
+        Trace
+    }
+
+    fn parse(&mut self, _: &mut Call) -> Result<()> {
+        Ok(())
+    }
+
+    fn finish(&mut self, _: u32, ctx: &ParseCtx) -> Result<()> {
+        // The kernel accepts TRACE in the raw table only.
+        if ctx.table != TableKind::Raw {
+            return Err(Error::op(format!(
+                "Invalid argument: TRACE target: only valid in raw table, not {}.",
+                ctx.table.name()
+            )));
+        }
+        Ok(())
+    }
+
+    fn save(&self, _: &PrintCtx, _: &mut String) {}
+
+    fn list(&self, _: &PrintCtx, _: &mut String) {}
+}

@@ -1,0 +1,433 @@
+//! Value parsers and formatters shared by the command line and the extensions,
+//! with xtables' acceptance rules (base-0 numbers, service names, masks) and
+//! its error wording.
+
+use crate::error::{Error, Result};
+use crate::names;
+use std::fmt::Write;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// `strtoumax(s, &end, base)` as C does it: leading white space, optional '+',
+/// base 0 auto-detects 0x (hex) and 0 (octal). Returns the value and the rest of
+/// the string, or `None` when no digit was read or the value overflows u64.
+pub fn strtoul(s: &str, base: u32) -> Option<(u64, &str)> {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let (base, digits) = match base {
+        0 => {
+            if let Some(r) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                if r.chars().next().is_some_and(|c| c.is_ascii_hexdigit()) {
+                    (16, r)
+                } else {
+                    // "0x" alone parses as 0 with "x..." left over.
+                    return Some((0, &t[1..]));
+                }
+            } else if t.starts_with('0') {
+                (8, t)
+            } else {
+                (10, t)
+            }
+        }
+        16 => (
+            16,
+            t.strip_prefix("0x")
+                .or_else(|| t.strip_prefix("0X"))
+                .unwrap_or(t),
+        ),
+        b => (b, t),
+    };
+    let end = digits
+        .find(|c: char| !c.is_digit(base))
+        .unwrap_or(digits.len());
+    if end == 0 {
+        return None;
+    }
+    let v = u64::from_str_radix(&digits[..end], base).ok()?;
+    Some((v, &digits[end..]))
+}
+
+/// xtables_strtoul_base with a required full match: no leading '-', value in
+/// `min..=max`. Base 0 unless given.
+pub fn parse_uint_base(s: &str, min: u64, max: u64, base: u32) -> Option<u64> {
+    if s.trim_start().starts_with('-') {
+        return None;
+    }
+    let (v, rest) = strtoul(s, base)?;
+    (rest.is_empty() && v >= min && v <= max).then_some(v)
+}
+
+pub fn parse_uint(s: &str, min: u64, max: u64) -> Option<u64> {
+    parse_uint_base(s, min, max, 0)
+}
+
+/// A port number or a service name for `proto` (e.g. "tcp").
+pub fn parse_port(s: &str, proto: &str) -> Result<u16> {
+    if let Some(v) = parse_uint(s, 0, 65535) {
+        return Ok(v as u16);
+    }
+    names::service_port(s, proto)
+        .ok_or_else(|| Error::param(format!("invalid port/service `{s}' specified")))
+}
+
+/// Protocol name or number as `-p` takes it; `None` is "unknown protocol".
+pub fn parse_protocol(s: &str) -> Result<u8> {
+    if let Some(v) = parse_uint(s, 0, 255) {
+        return Ok(v as u8);
+    }
+    if let Some(p) = CHAIN_PROTOS.iter().find(|p| p.0 == s) {
+        return Ok(p.1);
+    }
+    names::proto_by_name(s)
+        .ok_or_else(|| Error::param(format!("unknown protocol \"{s}\" specified")))
+}
+
+/// iptables' built-in protocol names, tried before /etc/protocols.
+pub const CHAIN_PROTOS: &[(&str, u8)] = &[
+    ("tcp", 6),
+    ("sctp", 132),
+    ("udp", 17),
+    ("udplite", 136),
+    ("icmp", 1),
+    ("ipv6-icmp", 58),
+    ("icmpv6", 58),
+    ("esp", 50),
+    ("ah", 51),
+    ("mobility-header", 135),
+    ("ipv6-mh", 135),
+    ("mh", 135),
+    ("dccp", 33),
+    ("ipcomp", 108),
+    ("all", 0),
+];
+
+/// Name of a protocol number for printing. `lookup` also consults the
+/// protocols database (what `-L` without `-n` does); save never does.
+pub fn proto_name(num: u8, lookup: bool) -> Option<&'static str> {
+    if let Some(p) = CHAIN_PROTOS.iter().find(|p| p.1 == num) {
+        return Some(p.0);
+    }
+    if num != 0 && lookup {
+        return names::proto_by_number(num);
+    }
+    None
+}
+
+// ---------------------------------------------------------------- addresses
+
+/// An IPv4 dotted quad as xtables reads it: 1 to 4 parts, missing trailing
+/// parts are zero for addresses ("10" is 10.0.0.0); masks need all four.
+pub fn parse_v4_numeric(s: &str, is_mask: bool) -> Option<[u8; 4]> {
+    let mut out = [0u8; 4];
+    let mut parts = s.split('.');
+    for (i, slot) in out.iter_mut().enumerate() {
+        match parts.next() {
+            Some(p) => *slot = parse_uint(p, 0, 255)? as u8,
+            None => {
+                if is_mask || i == 0 {
+                    return None;
+                }
+                break;
+            }
+        }
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(out)
+}
+
+/// Parse an IPv4 mask: dotted quad or a prefix length 0..=32.
+pub fn parse_v4_mask(s: &str) -> Result<[u8; 4]> {
+    if s.contains('.') {
+        if let Some(m) = parse_v4_numeric(s, true) {
+            return Ok(m);
+        }
+    }
+    let bits = parse_uint(s, 0, 32)
+        .ok_or_else(|| Error::param(format!("invalid mask `{s}' specified")))?;
+    let m: u32 = if bits == 0 {
+        0
+    } else {
+        u32::MAX << (32 - bits)
+    };
+    Ok(m.to_be_bytes())
+}
+
+/// Parse an IPv6 mask: an address or a prefix length 0..=128.
+pub fn parse_v6_mask(s: &str) -> Result<[u8; 16]> {
+    if let Ok(a) = s.parse::<Ipv6Addr>() {
+        return Ok(a.octets());
+    }
+    let bits = parse_uint(s, 0, 128)
+        .ok_or_else(|| Error::param(format!("invalid mask `{s}' specified")))?;
+    Ok(prefix_to_mask16(bits as u32))
+}
+
+pub fn prefix_to_mask16(bits: u32) -> [u8; 16] {
+    let m: u128 = if bits == 0 {
+        0
+    } else {
+        u128::MAX << (128 - bits)
+    };
+    m.to_be_bytes()
+}
+
+/// One `addr[/mask]` element of `-s`/`-d` (after splitting at commas), as
+/// (address, mask) in the low bytes (v4: first 4 bytes). Hostnames are not
+/// resolved: nfkeeper never depends on DNS; they fail as iptables fails for
+/// an unknown host.
+pub fn parse_host_mask(s: &str, v6: bool) -> Result<([u8; 16], [u8; 16])> {
+    let s = s.trim_start();
+    let (host, mask) = match s.rfind('/') {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let mut a = [0u8; 16];
+    let mut m = [0u8; 16];
+    if v6 {
+        m = match mask {
+            Some(mk) => parse_v6_mask(mk)?,
+            None => [0xff; 16],
+        };
+        let host = if m == [0; 16] { "::" } else { host };
+        let addr: Ipv6Addr = host
+            .parse()
+            .map_err(|_| Error::param(format!("host/network `{host}' not found")))?;
+        a = addr.octets();
+        for i in 0..16 {
+            a[i] &= m[i];
+        }
+    } else {
+        let m4 = match mask {
+            Some(mk) => parse_v4_mask(mk)?,
+            None => [0xff; 4],
+        };
+        let host = if m4 == [0; 4] { "0.0.0.0" } else { host };
+        let a4 = parse_v4_numeric(host, false)
+            .ok_or_else(|| Error::param(format!("host/network `{host}' not found")))?;
+        for i in 0..4 {
+            a[i] = a4[i] & m4[i];
+            m[i] = m4[i];
+        }
+    }
+    Ok((a, m))
+}
+
+/// Prefix length of a contiguous mask, `None` for a non-contiguous one.
+pub fn mask_prefix(mask: &[u8]) -> Option<u32> {
+    let mut bits = 0u32;
+    let mut ended = false;
+    for &b in mask {
+        if ended {
+            if b != 0 {
+                return None;
+            }
+            continue;
+        }
+        let ones = b.leading_ones();
+        if b != 0xffu8.checked_shl(8 - ones).unwrap_or(0) && ones != 8 {
+            return None;
+        }
+        bits += ones;
+        if ones < 8 {
+            ended = true;
+        }
+    }
+    Some(bits)
+}
+
+/// IPv4 address text (inet_ntop).
+pub fn fmt_v4(out: &mut String, a: &[u8]) {
+    let _ = write!(out, "{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+}
+
+/// IPv4 mask as iptables prints it after '/': prefix length or dotted quad.
+pub fn fmt_v4_mask(out: &mut String, m: &[u8]) {
+    match mask_prefix(&m[..4]) {
+        Some(b) => {
+            let _ = write!(out, "{b}");
+        }
+        None => fmt_v4(out, m),
+    }
+}
+
+/// IPv6 address text exactly as glibc's inet_ntop prints it: the longest run
+/// (of at least two) zero groups becomes "::", and ::a.b.c.d / ::ffff:a.b.c.d
+/// keep the dotted tail.
+pub fn fmt_v6(out: &mut String, a: &[u8; 16]) {
+    let w: Vec<u16> = (0..8)
+        .map(|i| u16::from_be_bytes([a[2 * i], a[2 * i + 1]]))
+        .collect();
+    let (mut best, mut best_len) = (usize::MAX, 0usize);
+    let mut i = 0;
+    while i < 8 {
+        if w[i] == 0 {
+            let start = i;
+            while i < 8 && w[i] == 0 {
+                i += 1;
+            }
+            if i - start > best_len {
+                best = start;
+                best_len = i - start;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    if best_len < 2 {
+        best = usize::MAX;
+    }
+    let mut i = 0;
+    while i < 8 {
+        if i == best {
+            if i == 0 {
+                out.push(':');
+            }
+            out.push(':');
+            i += best_len;
+            continue;
+        }
+        if i == 6 && best == 0 && (best_len == 6 || (best_len == 5 && w[5] == 0xffff)) {
+            fmt_v4(out, &a[12..16]);
+            return;
+        }
+        let _ = write!(out, "{:x}", w[i]);
+        if i < 7 {
+            out.push(':');
+        }
+        i += 1;
+    }
+}
+
+/// IPv6 mask after '/': prefix length or full address.
+pub fn fmt_v6_mask(out: &mut String, m: &[u8; 16]) {
+    match mask_prefix(m) {
+        Some(b) => {
+            let _ = write!(out, "{b}");
+        }
+        None => fmt_v6(out, m),
+    }
+}
+
+pub fn v4(a: &[u8]) -> Ipv4Addr {
+    Ipv4Addr::new(a[0], a[1], a[2], a[3])
+}
+
+// ---------------------------------------------------------------- marks
+
+/// `value[/mask]` with 32-bit values in any base (xtables' XTTYPE_MARKMASK32).
+/// Without a mask the mask is 0xffffffff. Returns `None` on a bad value.
+pub fn parse_mark_mask(s: &str) -> Option<(u32, u32)> {
+    let (v, rest) = strtoul(s, 0)?;
+    if s.trim_start().starts_with('-') || v > u32::MAX as u64 {
+        return None;
+    }
+    if rest.is_empty() {
+        return Some((v as u32, u32::MAX));
+    }
+    let m = rest.strip_prefix('/')?;
+    let m = parse_uint(m, 0, u32::MAX as u64)?;
+    Some((v as u32, m as u32))
+}
+
+/// Port range `a`, `a:b`, `a:`, `:b`, `:` for a protocol; returns (lo, hi).
+/// Errors use iptables' wording.
+pub fn parse_port_range(s: &str, proto: &str) -> Result<(u16, u16)> {
+    match s.split_once(':') {
+        None => {
+            let p = parse_port(s, proto)?;
+            Ok((p, p))
+        }
+        Some((a, b)) => {
+            let lo = if a.is_empty() {
+                0
+            } else {
+                parse_port(a, proto)?
+            };
+            let hi = if b.is_empty() {
+                65535
+            } else {
+                parse_port(b, proto)?
+            };
+            if lo > hi {
+                return Err(Error::param(format!("invalid portrange ({s}) specified")));
+            }
+            Ok((lo, hi))
+        }
+    }
+}
+
+/// A string option value as iptables saves it (xtables_save_string): bare if
+/// it is only `[A-Za-z0-9_-]` (and non-empty), else double-quoted with `"`,
+/// `\\` and `'` escaped by a backslash. Writes the leading space.
+pub fn save_string(out: &mut String, value: &str) {
+    let plain = !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    out.push(' ');
+    if plain {
+        out.push_str(value);
+        return;
+    }
+    out.push('"');
+    for c in value.chars() {
+        if matches!(c, '"' | '\\' | '\'') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strtoul_bases() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("10", Some(10)),
+            ("0x10", Some(16)),
+            ("010", Some(8)),
+            ("0", Some(0)),
+            ("", None),
+            ("-1", None),
+            ("4294967296", Some(4294967296)),
+            ("18446744073709551616", None),
+            ("12a", None),
+        ];
+        for (s, want) in cases {
+            assert_eq!(parse_uint(s, 0, u64::MAX), *want, "{s}");
+        }
+    }
+
+    #[test]
+    fn v6_text_matches_inet_ntop() {
+        let cases = [
+            ("::", "::"),
+            ("::1", "::1"),
+            ("1:0:2:3:4:5:6:7", "1:0:2:3:4:5:6:7"),
+            ("1:0:0:2::3", "1:0:0:2::3"),
+            ("1:0:0:2:3:0:0:4", "1::2:3:0:0:4"),
+            ("::ffff:1.2.3.4", "::ffff:1.2.3.4"),
+            ("::1.2.3.4", "::1.2.3.4"),
+            ("fe80::", "fe80::"),
+            ("2001:db8::1:0:0:1", "2001:db8::1:0:0:1"),
+        ];
+        for (inp, want) in cases {
+            let a: Ipv6Addr = inp.parse().unwrap();
+            let mut s = String::new();
+            fmt_v6(&mut s, &a.octets());
+            assert_eq!(s, want, "{inp}");
+        }
+    }
+
+    #[test]
+    fn masks() {
+        assert_eq!(mask_prefix(&[255, 255, 255, 0]), Some(24));
+        assert_eq!(mask_prefix(&[255, 0, 255, 0]), None);
+        assert_eq!(mask_prefix(&[0, 0, 0, 0]), Some(0));
+        assert_eq!(mask_prefix(&[255, 254, 0, 0]), Some(15));
+    }
+}

@@ -1,0 +1,1259 @@
+//! The iptables/ip6tables command line, parsed as iptables 1.8 parses it:
+//! getopt_long with unique-prefix long options, clustered short options
+//! (`-nvL`, `-ptcp`), `!` before an option, options of loaded extensions
+//! (newest first), implicit protocol matches, and match options after `-j`.
+//!
+//! Cost: O(words × options of loaded extensions); no allocation per word
+//! beyond the rule being built.
+
+use super::{Command, ListFlags, Parsed};
+use crate::error::{Error, Result};
+use crate::ext::{self, Arg, Call, Cursor, Match, OptDef, ParseCtx, TargetExt};
+use crate::opt;
+use crate::rule::{inv, Addr, Iface, Rule, Target};
+use ruleset::{Counters, Family, Policy, TableKind};
+
+/// Maximum chain/target name length + 1 (XT_EXTENSION_MAXNAMELEN).
+pub const MAXNAMELEN: usize = 29;
+
+/// Options of the parse that come from how we were invoked.
+#[derive(Clone, Copy, Debug)]
+pub struct ParseOpts<'a> {
+    pub family: Family,
+    /// Inside iptables-restore input: `-w`/`-W` are errors, one `-t` only.
+    pub restore: bool,
+    /// Table given by the restore section (`*filter`); `None` on the command line.
+    pub table: Option<TableKind>,
+    pub prog: &'a str,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Main {
+    Append,
+    Check,
+    Delete,
+    Insert,
+    Replace,
+    List,
+    ListRules,
+    Flush,
+    Zero,
+    NewChain,
+    DeleteChain,
+    Rename,
+    Policy,
+    Source,
+    Dest,
+    Proto,
+    InIface,
+    Jump,
+    Table,
+    Match,
+    Numeric,
+    OutIface,
+    Verbose,
+    Wait,
+    WaitInterval,
+    Exact,
+    Frag,
+    Version,
+    Help,
+    LineNumbers,
+    Modprobe,
+    Counters,
+    Goto,
+    Ipv4,
+    Ipv6,
+}
+
+/// (long name, has_arg, id). Order matters for prefix matching, as in getopt.
+const MAIN_LONG: &[(&str, Arg, Main)] = &[
+    ("append", Arg::Required, Main::Append),
+    ("delete", Arg::Required, Main::Delete),
+    ("check", Arg::Required, Main::Check),
+    ("insert", Arg::Required, Main::Insert),
+    ("replace", Arg::Required, Main::Replace),
+    ("list", Arg::Optional, Main::List),
+    ("list-rules", Arg::Optional, Main::ListRules),
+    ("flush", Arg::Optional, Main::Flush),
+    ("zero", Arg::Optional, Main::Zero),
+    ("new-chain", Arg::Required, Main::NewChain),
+    ("delete-chain", Arg::Optional, Main::DeleteChain),
+    ("rename-chain", Arg::Required, Main::Rename),
+    ("policy", Arg::Required, Main::Policy),
+    ("source", Arg::Required, Main::Source),
+    ("destination", Arg::Required, Main::Dest),
+    ("src", Arg::Required, Main::Source),
+    ("dst", Arg::Required, Main::Dest),
+    ("protocol", Arg::Required, Main::Proto),
+    ("in-interface", Arg::Required, Main::InIface),
+    ("jump", Arg::Required, Main::Jump),
+    ("table", Arg::Required, Main::Table),
+    ("match", Arg::Required, Main::Match),
+    ("numeric", Arg::None, Main::Numeric),
+    ("out-interface", Arg::Required, Main::OutIface),
+    ("verbose", Arg::None, Main::Verbose),
+    ("wait", Arg::Optional, Main::Wait),
+    ("wait-interval", Arg::Optional, Main::WaitInterval),
+    ("exact", Arg::None, Main::Exact),
+    ("fragments", Arg::None, Main::Frag),
+    ("version", Arg::None, Main::Version),
+    ("help", Arg::Optional, Main::Help),
+    ("line-numbers", Arg::None, Main::LineNumbers),
+    ("modprobe", Arg::Required, Main::Modprobe),
+    ("set-counters", Arg::Required, Main::Counters),
+    ("goto", Arg::Required, Main::Goto),
+    ("ipv4", Arg::None, Main::Ipv4),
+    ("ipv6", Arg::None, Main::Ipv6),
+];
+
+/// Short options: (char, has_arg). From iptables' optstring.
+fn short_opt(c: char) -> Option<(Arg, Main)> {
+    use Main::*;
+    Some(match c {
+        'A' => (Arg::Required, Append),
+        'C' => (Arg::Required, Check),
+        'D' => (Arg::Required, Delete),
+        'E' => (Arg::Required, Rename),
+        'F' => (Arg::Optional, Flush),
+        'I' => (Arg::Required, Insert),
+        'L' => (Arg::Optional, List),
+        'M' => (Arg::Required, Modprobe),
+        'N' => (Arg::Required, NewChain),
+        'P' => (Arg::Required, Policy),
+        'R' => (Arg::Required, Replace),
+        'S' => (Arg::Optional, ListRules),
+        'V' => (Arg::None, Version),
+        'X' => (Arg::Optional, DeleteChain),
+        'Z' => (Arg::Optional, Zero),
+        'c' => (Arg::Required, Counters),
+        'd' => (Arg::Required, Dest),
+        'i' => (Arg::Required, InIface),
+        'j' => (Arg::Required, Jump),
+        'o' => (Arg::Required, OutIface),
+        'p' => (Arg::Required, Proto),
+        's' => (Arg::Required, Source),
+        't' => (Arg::Required, Table),
+        'v' => (Arg::None, Verbose),
+        'W' => (Arg::Optional, WaitInterval),
+        '4' => (Arg::None, Ipv4),
+        '6' => (Arg::None, Ipv6),
+        'f' => (Arg::None, Frag),
+        'g' => (Arg::Required, Goto),
+        'h' => (Arg::Optional, Help),
+        'm' => (Arg::Required, Match),
+        'n' => (Arg::None, Numeric),
+        'w' => (Arg::Optional, Wait),
+        'x' => (Arg::None, Exact),
+        _ => return None,
+    })
+}
+
+// Option bits for "multiple X options not allowed" and the option/command check.
+const O_NUMERIC: u32 = 1 << 0;
+const O_SOURCE: u32 = 1 << 1;
+const O_DEST: u32 = 1 << 2;
+const O_PROTO: u32 = 1 << 3;
+const O_JUMP: u32 = 1 << 4;
+const O_VERBOSE: u32 = 1 << 5;
+const O_EXACT: u32 = 1 << 6;
+const O_IN: u32 = 1 << 7;
+const O_OUT: u32 = 1 << 8;
+const O_LINENUM: u32 = 1 << 9;
+const O_COUNTERS: u32 = 1 << 10;
+const O_FRAG: u32 = 1 << 11;
+
+fn option_name(o: u32) -> &'static str {
+    match o {
+        O_NUMERIC => "--numeric",
+        O_SOURCE => "--source",
+        O_DEST => "--destination",
+        O_PROTO => "--protocol",
+        O_JUMP => "--jump",
+        O_VERBOSE => "--verbose",
+        O_EXACT => "--exact",
+        O_IN => "--in-interface",
+        O_OUT => "--out-interface",
+        O_LINENUM => "--line-numbers",
+        O_COUNTERS => "--set-counters",
+        O_FRAG => "--fragments",
+        _ => "unknown option",
+    }
+}
+
+fn option_invert(o: u32) -> Option<u8> {
+    Some(match o {
+        O_SOURCE => inv::SRC,
+        O_DEST => inv::DST,
+        O_PROTO => inv::PROTO,
+        O_IN => inv::IN,
+        O_OUT => inv::OUT,
+        O_FRAG => inv::FRAG,
+        _ => return None,
+    })
+}
+
+// Command bits, in iptables' order (cmd2char relies on it).
+const C_INSERT: u32 = 1 << 0;
+const C_DELETE: u32 = 1 << 1;
+const C_DELETE_NUM: u32 = 1 << 2;
+const C_REPLACE: u32 = 1 << 3;
+const C_APPEND: u32 = 1 << 4;
+const C_LIST: u32 = 1 << 5;
+const C_FLUSH: u32 = 1 << 6;
+const C_ZERO: u32 = 1 << 7;
+const C_NEW_CHAIN: u32 = 1 << 8;
+const C_DELETE_CHAIN: u32 = 1 << 9;
+const C_SET_POLICY: u32 = 1 << 10;
+const C_RENAME: u32 = 1 << 11;
+const C_LIST_RULES: u32 = 1 << 12;
+const C_ZERO_NUM: u32 = 1 << 13;
+const C_CHECK: u32 = 1 << 14;
+
+fn cmd2char(cmd: u32) -> char {
+    const FLAGS: [char; 15] = [
+        'I', 'D', 'D', 'R', 'A', 'L', 'F', 'Z', 'N', 'X', 'P', 'E', 'S', 'Z', 'C',
+    ];
+    FLAGS[cmd.trailing_zeros().min(14) as usize]
+}
+
+fn add_command(cmd: &mut u32, new: u32, others: u32, invert: bool) -> Result<()> {
+    if invert {
+        return Err(Error::param("unexpected '!' flag"));
+    }
+    if *cmd & !others != 0 {
+        return Err(Error::param(format!(
+            "Cannot use -{} with -{}",
+            cmd2char(new),
+            cmd2char(*cmd & !others)
+        )));
+    }
+    *cmd |= new;
+    Ok(())
+}
+
+/// Which commands each option is legal with (iptables' options_v_commands).
+fn allowed_commands(o: u32) -> u32 {
+    let idrac = C_INSERT | C_DELETE | C_REPLACE | C_APPEND | C_CHECK;
+    match o {
+        O_NUMERIC | O_EXACT | O_LINENUM => C_LIST,
+        O_VERBOSE => u32::MAX,
+        O_COUNTERS => C_INSERT | C_REPLACE | C_APPEND | C_SET_POLICY,
+        _ => idrac,
+    }
+}
+
+fn parse_rulenumber(s: &str) -> Result<usize> {
+    opt::parse_uint(s, 1, i32::MAX as u64)
+        .map(|v| v as usize)
+        .ok_or_else(|| Error::param(format!("Invalid rule number `{s}'")))
+}
+
+/// Chain name checks of `-N` and `-E` (assert_valid_chain_name).
+pub fn check_chain_name(name: &str) -> Result<()> {
+    if name.len() >= MAXNAMELEN {
+        return Err(Error::param(format!(
+            "chain name `{name}' too long (must be under {MAXNAMELEN} chars)"
+        )));
+    }
+    if let Some(c) = name.chars().next().filter(|c| *c == '-' || *c == '!') {
+        return Err(Error::param(format!(
+            "chain name not allowed to start with `{c}'"
+        )));
+    }
+    if ext::KNOWN_TARGETS.contains(&name) {
+        return Err(Error::param("chain name may not clash with target name"));
+    }
+    if name.chars().any(|c| c.is_ascii_whitespace()) {
+        return Err(Error::param(format!("Invalid chain name `{name}'")));
+    }
+    Ok(())
+}
+
+fn parse_target_name(name: &str) -> Result<&str> {
+    if name.is_empty() {
+        return Err(Error::param("Invalid target name (too short)"));
+    }
+    if name.len() >= MAXNAMELEN {
+        return Err(Error::param(format!(
+            "Invalid target name `{name}' ({} chars max)",
+            MAXNAMELEN - 1
+        )));
+    }
+    if name.chars().any(|c| c.is_ascii_whitespace()) {
+        return Err(Error::param(format!("Invalid target name `{name}'")));
+    }
+    Ok(name)
+}
+
+/// A loaded extension during parsing: the value plus the option ids seen.
+struct Loaded<T> {
+    ext: T,
+    seen: u32,
+}
+
+/// What an option word resolved to.
+enum Resolved {
+    Main(Main, Arg),
+    /// Match at index, option def.
+    Match(usize, &'static OptDef),
+    Target(&'static OptDef),
+    /// No option of that name is loaded.
+    Unknown,
+}
+
+struct State<'a> {
+    o: ParseOpts<'a>,
+    cmd: u32,
+    options: u32,
+    invflags: u8,
+    chain: Option<&'a str>,
+    newname: Option<&'a str>,
+    policy: Option<&'a str>,
+    rulenum: Option<usize>,
+    table: Option<&'a str>,
+    src: Option<&'a str>,
+    dst: Option<&'a str>,
+    iniface: Iface,
+    outiface: Iface,
+    proto: u8,
+    proto_str: Option<String>,
+    proto_used: bool,
+    frag: bool,
+    matches: Vec<Loaded<Match>>,
+    /// Load order of extensions for option lookup: `Some(i)` = match i, `None` = target.
+    load_order: Vec<Option<usize>>,
+    target: Option<Loaded<TargetExt>>,
+    jumpto: Option<&'a str>,
+    goto: bool,
+    counters: Option<Counters>,
+    verbose: u32,
+    help: bool,
+    version: bool,
+}
+
+/// Parse one command line (without the program name).
+pub fn parse(words: &[&str], o: ParseOpts) -> Result<Parsed> {
+    let mut st = State {
+        o,
+        cmd: 0,
+        options: 0,
+        invflags: 0,
+        chain: None,
+        newname: None,
+        policy: None,
+        rulenum: None,
+        table: None,
+        src: None,
+        dst: None,
+        iniface: Iface::default(),
+        outiface: Iface::default(),
+        proto: 0,
+        proto_str: None,
+        proto_used: false,
+        frag: false,
+        matches: Vec::new(),
+        load_order: Vec::new(),
+        target: None,
+        jumpto: None,
+        goto: false,
+        counters: None,
+        verbose: 0,
+        help: false,
+        version: false,
+    };
+    st.run(words)?;
+    st.finish()
+}
+
+impl<'a> State<'a> {
+    fn table_kind(&self) -> TableKind {
+        self.o
+            .table
+            .or_else(|| self.table.and_then(TableKind::from_name))
+            .unwrap_or(TableKind::Filter)
+    }
+
+    fn ctx(&self) -> ParseCtx<'a> {
+        ParseCtx {
+            family: self.o.family,
+            table: self.table_kind(),
+            chain: self.chain.unwrap_or(""),
+            proto: self.proto,
+            inv_proto: self.invflags & inv::PROTO != 0,
+        }
+    }
+
+    /// Look a long option name up as getopt_long does over the merged table:
+    /// main options, then extensions newest first; an exact name wins, else a
+    /// prefix shared by entries of one meaning only (else it is ambiguous,
+    /// which iptables reports as an unknown option).
+    fn resolve_long(&self, name: &str) -> Resolved {
+        for (n, arg, m) in MAIN_LONG {
+            if *n == name {
+                return Resolved::Main(*m, *arg);
+            }
+        }
+        let ext_opts = |slot: &Option<usize>| -> &'static [OptDef] {
+            match slot {
+                Some(i) => self.matches[*i].ext.opts(),
+                None => self.target.as_ref().map(|t| t.ext.opts()).unwrap_or(&[]),
+            }
+        };
+        let wrap = |slot: &Option<usize>, od: &'static OptDef| match slot {
+            Some(i) => Resolved::Match(*i, od),
+            None => Resolved::Target(od),
+        };
+        for slot in self.load_order.iter().rev() {
+            if let Some(od) = ext_opts(slot).iter().find(|od| od.name == name) {
+                return wrap(slot, od);
+            }
+        }
+        // Prefix: the meaning of an entry is (main id) or (extension slot, option id).
+        #[derive(PartialEq)]
+        enum Key {
+            Main(Main),
+            Ext(Option<usize>, u8),
+        }
+        let mut found: Option<(Key, Resolved)> = None;
+        for (n, arg, m) in MAIN_LONG {
+            if n.starts_with(name) {
+                match &found {
+                    None => found = Some((Key::Main(*m), Resolved::Main(*m, *arg))),
+                    Some((k, _)) if *k == Key::Main(*m) => {}
+                    Some(_) => return Resolved::Unknown,
+                }
+            }
+        }
+        for slot in self.load_order.iter().rev() {
+            for od in ext_opts(slot) {
+                if od.name.starts_with(name) {
+                    let key = Key::Ext(*slot, od.id);
+                    match &found {
+                        None => found = Some((key, wrap(slot, od))),
+                        Some((k, _)) if *k == key => {}
+                        Some(_) => return Resolved::Unknown,
+                    }
+                }
+            }
+        }
+        found.map(|f| f.1).unwrap_or(Resolved::Unknown)
+    }
+
+    fn run(&mut self, words: &'a [&'a str]) -> Result<()> {
+        let mut cur = Cursor::new(words);
+        let mut invert = false;
+        while let Some(w) = cur.next_word() {
+            if w == "!" {
+                if invert {
+                    return Err(Error::param("multiple consecutive ! not allowed"));
+                }
+                invert = true;
+                continue;
+            }
+            if let Some(long) = w.strip_prefix("--") {
+                if long.is_empty() {
+                    // "--" ends options in getopt; iptables then sees the
+                    // rest as non-option words.
+                    if let Some(next) = cur.next_word() {
+                        return Err(Error::bare(format!("Bad argument `{next}'")));
+                    }
+                    break;
+                }
+                let (name, attached) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(v)),
+                    None => (long, None),
+                };
+                self.long_option(w, name, attached, invert, &mut cur)?;
+                invert = false;
+                continue;
+            }
+            if w.len() > 1 && w.starts_with('-') {
+                // Clustered short options.
+                let body = &w[1..];
+                let mut idx = 0;
+                while idx < body.len() {
+                    let c = body[idx..].chars().next().unwrap_or('?');
+                    idx += c.len_utf8();
+                    let Some((arg, m)) = short_opt(c) else {
+                        // Extensions have no short options: try the implicit
+                        // protocol match, then fail like getopt's '?'.
+                        if self.load_proto()? {
+                            cur.pos -= 1;
+                            break;
+                        }
+                        return Err(Error::param(format!("unknown option \"-{c}\"")));
+                    };
+                    let value: Option<&'a str> = match arg {
+                        Arg::None => None,
+                        Arg::Required => {
+                            if idx < body.len() {
+                                let v = &body[idx..];
+                                idx = body.len();
+                                Some(v)
+                            } else {
+                                match cur.next_word() {
+                                    Some(v) => Some(v),
+                                    None => {
+                                        return Err(Error::param(format!(
+                                            "option \"{w}\" requires an argument"
+                                        )))
+                                    }
+                                }
+                            }
+                        }
+                        Arg::Optional => {
+                            if idx < body.len() {
+                                let v = &body[idx..];
+                                idx = body.len();
+                                Some(v)
+                            } else {
+                                None
+                            }
+                        }
+                    };
+                    self.main_option(m, value, invert, &mut cur)?;
+                    invert = false;
+                }
+                continue;
+            }
+            return Err(Error::bare(format!("Bad argument `{w}'")));
+        }
+        if invert {
+            return Err(Error::param("nothing appropriate following !"));
+        }
+        Ok(())
+    }
+
+    fn long_option(
+        &mut self,
+        word: &'a str,
+        name: &'a str,
+        attached: Option<&'a str>,
+        invert: bool,
+        cur: &mut Cursor<'a>,
+    ) -> Result<()> {
+        loop {
+            match self.resolve_long(name) {
+                Resolved::Main(m, arg) => {
+                    let value = match arg {
+                        Arg::None => {
+                            if attached.is_some() {
+                                return Err(Error::param(format!("unknown option \"{word}\"")));
+                            }
+                            None
+                        }
+                        Arg::Required => match attached.or_else(|| cur.next_word()) {
+                            Some(v) => Some(v),
+                            None => {
+                                return Err(Error::param(format!(
+                                    "option \"{word}\" requires an argument"
+                                )))
+                            }
+                        },
+                        Arg::Optional => attached,
+                    };
+                    return self.main_option(m, value, invert, cur);
+                }
+                Resolved::Match(i, od) => {
+                    let value = self.ext_value(word, od, attached, cur)?;
+                    return self.match_option(i, od, value, invert, cur);
+                }
+                Resolved::Target(od) => {
+                    let value = self.ext_value(word, od, attached, cur)?;
+                    return self.target_option(od, value, invert, cur);
+                }
+                Resolved::Unknown => {
+                    if self.load_proto()? {
+                        continue;
+                    }
+                    return Err(Error::param(format!("unknown option \"{word}\"")));
+                }
+            }
+        }
+    }
+
+    fn ext_value(
+        &self,
+        word: &str,
+        od: &OptDef,
+        attached: Option<&'a str>,
+        cur: &mut Cursor<'a>,
+    ) -> Result<&'a str> {
+        Ok(match od.arg {
+            Arg::None => {
+                if attached.is_some() {
+                    return Err(Error::param(format!("unknown option \"{word}\"")));
+                }
+                ""
+            }
+            Arg::Required => match attached.or_else(|| cur.next_word()) {
+                Some(v) => v,
+                None => {
+                    return Err(Error::param(format!(
+                        "option \"{word}\" requires an argument"
+                    )))
+                }
+            },
+            Arg::Optional => attached.or_else(|| cur.next_plain()).unwrap_or(""),
+        })
+    }
+
+    fn match_option(
+        &mut self,
+        i: usize,
+        od: &'static OptDef,
+        value: &'a str,
+        invert: bool,
+        cur: &mut Cursor<'a>,
+    ) -> Result<()> {
+        let ctx = self.ctx();
+        let l = &mut self.matches[i];
+        let name = l.ext.name();
+        ext::precheck(name, od, invert, l.seen)?;
+        l.seen |= 1 << od.id;
+        let mut call = Call {
+            ext: name,
+            opt: od,
+            inv: invert,
+            arg: value,
+            rest: cur,
+            ctx: &ctx,
+        };
+        l.ext.parse(&mut call)
+    }
+
+    fn target_option(
+        &mut self,
+        od: &'static OptDef,
+        value: &'a str,
+        invert: bool,
+        cur: &mut Cursor<'a>,
+    ) -> Result<()> {
+        let ctx = self.ctx();
+        let Some(l) = self.target.as_mut() else {
+            return Ok(());
+        };
+        let name = l.ext.name();
+        ext::precheck(name, od, invert, l.seen)?;
+        l.seen |= 1 << od.id;
+        let mut call = Call {
+            ext: name,
+            opt: od,
+            inv: invert,
+            arg: value,
+            rest: cur,
+            ctx: &ctx,
+        };
+        l.ext.parse(&mut call)
+    }
+
+    /// Implicit protocol match (`-p tcp --dport 22`): load it once.
+    fn load_proto(&mut self) -> Result<bool> {
+        let Some(p) = self.proto_str.clone() else {
+            return Ok(false);
+        };
+        if self.proto_used {
+            return Ok(false);
+        }
+        self.proto_used = true;
+        let name: String = match opt::parse_uint(&p, 0, 255) {
+            Some(n) => match opt::proto_name(n as u8, self.options & O_NUMERIC != 0) {
+                Some(s) => s.to_string(),
+                None => return Ok(false),
+            },
+            None => p,
+        };
+        let ctx = self.ctx();
+        match ext::new_match(&name, &ctx) {
+            Some(m) => {
+                self.matches.push(Loaded { ext: m, seen: 0 });
+                self.load_order.push(Some(self.matches.len() - 1));
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn set_option(&mut self, o: u32, invert: bool) -> Result<()> {
+        if self.options & o != 0 {
+            return Err(Error::param(format!(
+                "multiple {} options not allowed",
+                option_name(o)
+            )));
+        }
+        self.options |= o;
+        if invert {
+            match option_invert(o) {
+                Some(bit) => self.invflags |= bit,
+                None => {
+                    return Err(Error::param(format!(
+                        "cannot have ! before {}",
+                        option_name(o)
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn main_option(
+        &mut self,
+        m: Main,
+        value: Option<&'a str>,
+        invert: bool,
+        cur: &mut Cursor<'a>,
+    ) -> Result<()> {
+        let v = value.unwrap_or("");
+        match m {
+            Main::Append => {
+                add_command(&mut self.cmd, C_APPEND, 0, invert)?;
+                self.chain = Some(v);
+            }
+            Main::Check => {
+                add_command(&mut self.cmd, C_CHECK, 0, invert)?;
+                self.chain = Some(v);
+            }
+            Main::Delete => {
+                add_command(&mut self.cmd, C_DELETE, 0, invert)?;
+                self.chain = Some(v);
+                if let Some(n) = cur.next_plain() {
+                    if n.contains(':') {
+                        return Err(Error::param("Rule ranges are not supported"));
+                    }
+                    self.rulenum = Some(parse_rule_number_strtol(n)?);
+                    self.cmd = C_DELETE_NUM;
+                }
+            }
+            Main::Replace => {
+                add_command(&mut self.cmd, C_REPLACE, 0, invert)?;
+                self.chain = Some(v);
+                match cur.next_plain() {
+                    Some(n) => self.rulenum = Some(parse_rulenumber(n)?),
+                    None => return Err(Error::param("-R requires a rule number")),
+                }
+            }
+            Main::Insert => {
+                add_command(&mut self.cmd, C_INSERT, 0, invert)?;
+                self.chain = Some(v);
+                self.rulenum = Some(match cur.next_plain() {
+                    Some(n) => parse_rulenumber(n)?,
+                    None => 1,
+                });
+            }
+            Main::List | Main::ListRules => {
+                let c = if m == Main::List {
+                    C_LIST
+                } else {
+                    C_LIST_RULES
+                };
+                add_command(&mut self.cmd, c, C_ZERO | C_ZERO_NUM, invert)?;
+                self.chain = value.or_else(|| cur.next_plain());
+                if let Some(n) = cur.next_plain() {
+                    self.rulenum = Some(parse_rulenumber(n)?);
+                }
+            }
+            Main::Flush => {
+                add_command(&mut self.cmd, C_FLUSH, 0, invert)?;
+                self.chain = value.or_else(|| cur.next_plain());
+            }
+            Main::Zero => {
+                add_command(&mut self.cmd, C_ZERO, C_LIST | C_LIST_RULES, invert)?;
+                let chain = value.or_else(|| cur.next_plain());
+                if chain.is_some() {
+                    self.chain = chain;
+                }
+                if let Some(n) = cur.next_plain() {
+                    self.rulenum = Some(parse_rulenumber(n)?);
+                    self.cmd = (self.cmd & !C_ZERO) | C_ZERO_NUM;
+                }
+            }
+            Main::NewChain => {
+                check_chain_name(v)?;
+                add_command(&mut self.cmd, C_NEW_CHAIN, 0, invert)?;
+                self.chain = Some(v);
+            }
+            Main::DeleteChain => {
+                add_command(&mut self.cmd, C_DELETE_CHAIN, 0, invert)?;
+                self.chain = value.or_else(|| cur.next_plain());
+            }
+            Main::Rename => {
+                add_command(&mut self.cmd, C_RENAME, 0, invert)?;
+                self.chain = Some(v);
+                match cur.next_plain() {
+                    Some(n) => self.newname = Some(n),
+                    None => {
+                        return Err(Error::param(
+                            "-E requires old-chain-name and new-chain-name",
+                        ))
+                    }
+                }
+                check_chain_name(self.newname.unwrap_or(""))?;
+            }
+            Main::Policy => {
+                add_command(&mut self.cmd, C_SET_POLICY, 0, invert)?;
+                match cur.next_plain() {
+                    Some(p) => {
+                        self.chain = Some(v);
+                        self.policy = Some(p);
+                    }
+                    None => return Err(Error::param("-P requires a chain and a policy")),
+                }
+            }
+            Main::Help => self.help = true,
+            Main::Version => {
+                self.version = true;
+            }
+            Main::Proto => {
+                self.set_option(O_PROTO, invert)?;
+                let lower = v.to_ascii_lowercase();
+                self.proto = opt::parse_protocol(&lower)?;
+                if self.proto == 0 && invert {
+                    return Err(Error::param("rule would never match protocol"));
+                }
+                if self.o.family == Family::Ipv6
+                    && matches!(self.proto, 43 | 44 | 51 | 60)
+                    && !invert
+                {
+                    eprintln!(
+                        "Warning: never matched protocol: {lower}. use extension match instead."
+                    );
+                }
+                self.proto_str = Some(lower);
+            }
+            Main::Source => {
+                self.set_option(O_SOURCE, invert)?;
+                self.src = Some(v);
+            }
+            Main::Dest => {
+                self.set_option(O_DEST, invert)?;
+                self.dst = Some(v);
+            }
+            Main::InIface | Main::OutIface => {
+                if v.is_empty() {
+                    return Err(Error::param("Empty interface is likely to be undesired"));
+                }
+                let (bit, slot) = if m == Main::InIface {
+                    (O_IN, &mut self.iniface)
+                } else {
+                    (O_OUT, &mut self.outiface)
+                };
+                *slot = Iface::new(v).ok_or_else(|| {
+                    Error::param(format!(
+                        "interface name `{v}' must be shorter than 16 characters"
+                    ))
+                })?;
+                if v.contains('/') || v.contains(' ') {
+                    eprintln!("Warning: weird character in interface `{v}' ('/' and ' ' are not allowed by the kernel).");
+                }
+                self.set_option(bit, invert)?;
+            }
+            Main::Goto => {
+                self.set_option(O_JUMP, invert)?;
+                self.goto = true;
+                self.jumpto = Some(parse_target_name(v)?);
+            }
+            Main::Jump => {
+                self.set_option(O_JUMP, invert)?;
+                if v != "CONTINUE" {
+                    let name = parse_target_name(v)?;
+                    self.jumpto = Some(name);
+                    let ctx = self.ctx();
+                    if let Some(t) = ext::new_target(name, &ctx) {
+                        self.target = Some(Loaded { ext: t, seen: 0 });
+                        self.load_order.push(None);
+                    }
+                }
+            }
+            Main::Frag => {
+                if self.o.family == Family::Ipv6 {
+                    return Err(Error::param(
+                        "`-f' is not supported in IPv6, use -m frag instead",
+                    ));
+                }
+                self.set_option(O_FRAG, invert)?;
+                self.frag = true;
+            }
+            Main::Verbose => {
+                if self.verbose == 0 {
+                    self.set_option(O_VERBOSE, invert)?;
+                }
+                self.verbose += 1;
+            }
+            Main::Match => {
+                if invert {
+                    return Err(Error::param("unexpected ! flag before --match"));
+                }
+                if v.len() >= MAXNAMELEN {
+                    return Err(Error::param(format!(
+                        "Invalid match name \"{v}\" ({} chars max)",
+                        MAXNAMELEN - 1
+                    )));
+                }
+                let ctx = self.ctx();
+                let m = ext::new_match(v, &ctx).ok_or_else(|| {
+                    Error::param(format!(
+                        "Couldn't load match `{v}':No such file or directory\n"
+                    ))
+                })?;
+                self.matches.push(Loaded { ext: m, seen: 0 });
+                let idx = self.matches.len() - 1;
+                // A second instance of the same extension takes the options
+                // from here on: drop the older one from the lookup order.
+                let name = self.matches[idx].ext.name();
+                let matches = &self.matches;
+                self.load_order
+                    .retain(|s| !matches!(s, Some(i) if matches[*i].ext.name() == name));
+                self.load_order.push(Some(idx));
+            }
+            Main::Numeric => self.set_option(O_NUMERIC, invert)?,
+            Main::Table => {
+                if invert {
+                    return Err(Error::param("unexpected ! flag before --table"));
+                }
+                if self.o.restore && self.table.is_some() {
+                    return Err(Error::param(format!(
+                        "The -t option cannot be used in {}.\n",
+                        self.o.prog
+                    )));
+                }
+                self.table = Some(v);
+            }
+            Main::Exact => self.set_option(O_EXACT, invert)?,
+            Main::Wait => {
+                if self.o.restore {
+                    return Err(Error::param("You cannot use `-w' from iptables-restore"));
+                }
+                let w = value.or_else(|| cur.next_plain());
+                if let Some(w) = w {
+                    if parse_c_int(w).is_none() {
+                        return Err(Error::param("wait seconds not numeric"));
+                    }
+                }
+            }
+            Main::WaitInterval => {
+                if self.o.restore {
+                    return Err(Error::param("You cannot use `-W' from iptables-restore"));
+                }
+                let w = value
+                    .or_else(|| cur.next_plain())
+                    .ok_or_else(|| Error::param("wait interval value required"))?;
+                match leading_uint(w) {
+                    Some(usec) if usec > 999_999 => {
+                        return Err(Error::param(format!(
+                            "too long usec wait {usec} > 999999 usec"
+                        )))
+                    }
+                    Some(_) => eprintln!("Ignoring deprecated --wait-interval option."),
+                    None => return Err(Error::param("wait interval not numeric")),
+                }
+            }
+            Main::LineNumbers => self.set_option(O_LINENUM, invert)?,
+            Main::Modprobe => {}
+            Main::Counters => {
+                self.set_option(O_COUNTERS, invert)?;
+                let (p, b) = match v.split_once(',') {
+                    Some((p, b)) => (p, Some(b)),
+                    None => (v, None),
+                };
+                let b = match b {
+                    Some(b) => b,
+                    None => cur.next_plain().ok_or_else(|| {
+                        Error::param("--set-counters requires packet and byte counter")
+                    })?,
+                };
+                let pk = leading_u64(p)
+                    .ok_or_else(|| Error::param("--set-counters packet counter not numeric"))?;
+                let by = leading_u64(b)
+                    .ok_or_else(|| Error::param("--set-counters byte counter not numeric"))?;
+                self.counters = Some(Counters {
+                    packets: pk,
+                    bytes: by,
+                });
+            }
+            Main::Ipv4 => {
+                if self.o.family != Family::Ipv4 {
+                    return Err(Error::tryhelp());
+                }
+            }
+            Main::Ipv6 => {
+                if self.o.family != Family::Ipv6 {
+                    return Err(Error::tryhelp());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Parsed> {
+        let table = match (self.o.table, self.table) {
+            (Some(t), _) => t,
+            (None, Some(name)) => TableKind::from_name(name).ok_or_else(|| {
+                Error::other(format!(
+                    "can't initialize {}table `{name}': Table does not exist (do you need to insmod?)",
+                    if self.o.family == Family::Ipv6 { "ip6" } else { "ip" }
+                ))
+            })?,
+            (None, None) => TableKind::Filter,
+        };
+        let flags = ListFlags {
+            numeric: self.options & O_NUMERIC != 0,
+            verbose: self.verbose > 0,
+            exact: self.options & O_EXACT != 0,
+            line_numbers: self.options & O_LINENUM != 0,
+        };
+        if self.help {
+            return Ok(Parsed {
+                command: Command::Help,
+                table,
+                rules: Vec::new(),
+                counters: None,
+                flags,
+            });
+        }
+        if self.version {
+            return Ok(Parsed {
+                command: Command::Version,
+                table,
+                rules: Vec::new(),
+                counters: None,
+                flags,
+            });
+        }
+        if table == TableKind::Nat && (self.policy == Some("DROP") || self.jumpto == Some("DROP")) {
+            return Err(Error::param(
+                "\nThe \"nat\" table is not intended for filtering, the use of DROP is therefore inhibited.\n\n",
+            ));
+        }
+        let ctx = ParseCtx {
+            family: self.o.family,
+            table,
+            chain: self.chain.unwrap_or(""),
+            proto: self.proto,
+            inv_proto: self.invflags & inv::PROTO != 0,
+        };
+        for l in &mut self.matches {
+            ext::postcheck(l.ext.name(), l.ext.opts(), l.seen)?;
+            l.ext.finish(l.seen, &ctx)?;
+        }
+        if let Some(l) = &mut self.target {
+            ext::postcheck(l.ext.name(), l.ext.opts(), l.seen)?;
+            l.ext.finish(l.seen, &ctx)?;
+        }
+        if self.cmd == 0 {
+            return Err(Error::param("no command specified"));
+        }
+        for i in 0..12 {
+            let o = 1u32 << i;
+            if self.options & o != 0 && allowed_commands(o) & self.cmd != self.cmd {
+                return Err(Error::param(format!(
+                    "Illegal option `{}' with this command",
+                    option_name(o)
+                )));
+            }
+        }
+        let chain = self.chain.unwrap_or("");
+        if chain.len() >= MAXNAMELEN {
+            return Err(Error::param(format!(
+                "chain name `{chain}' too long (must be under {MAXNAMELEN} chars)"
+            )));
+        }
+        let rule_cmd = C_APPEND | C_DELETE | C_CHECK | C_INSERT | C_REPLACE;
+        if self.cmd & rule_cmd != 0 {
+            if (chain == "PREROUTING" || chain == "INPUT") && self.options & O_OUT != 0 {
+                return Err(Error::param(format!(
+                    "Can't use --out-interface with {chain}"
+                )));
+            }
+            if (chain == "POSTROUTING" || chain == "OUTPUT") && self.options & O_IN != 0 {
+                return Err(Error::param(format!(
+                    "Can't use --in-interface with {chain}"
+                )));
+            }
+        }
+        let rules = if self.cmd & rule_cmd != 0 {
+            self.build_rules()?
+        } else {
+            Vec::new()
+        };
+        let owned = |s: Option<&str>| s.map(str::to_string);
+        let command = match self.cmd {
+            C_APPEND => Command::Append(chain.into()),
+            C_CHECK => Command::Check(chain.into()),
+            C_DELETE => Command::Delete(chain.into()),
+            C_DELETE_NUM => Command::DeleteNum(chain.into(), self.rulenum.unwrap_or(1)),
+            C_INSERT => Command::Insert(chain.into(), self.rulenum.unwrap_or(1)),
+            C_REPLACE => Command::Replace(chain.into(), self.rulenum.unwrap_or(1)),
+            C_FLUSH => Command::Flush(owned(self.chain)),
+            C_NEW_CHAIN => Command::NewChain(chain.into()),
+            C_DELETE_CHAIN => Command::DeleteChain(owned(self.chain)),
+            C_RENAME => Command::Rename(chain.into(), self.newname.unwrap_or("").into()),
+            C_SET_POLICY => {
+                let p = self.policy.unwrap_or("");
+                let policy = match p {
+                    "ACCEPT" => Policy::Accept,
+                    "DROP" => Policy::Drop,
+                    _ => {
+                        return Err(Error::op(
+                            "Bad policy name. Run `dmesg' for more information.",
+                        ))
+                    }
+                };
+                Command::Policy(chain.into(), policy, self.counters)
+            }
+            c if c & (C_LIST | C_LIST_RULES) != 0 => {
+                let zero = c & (C_ZERO | C_ZERO_NUM) != 0;
+                if c & C_LIST != 0 {
+                    Command::List {
+                        chain: owned(self.chain),
+                        num: self.rulenum,
+                        zero,
+                    }
+                } else {
+                    Command::ListRules {
+                        chain: owned(self.chain),
+                        num: self.rulenum,
+                        zero,
+                    }
+                }
+            }
+            C_ZERO => Command::Zero {
+                chain: owned(self.chain),
+                num: None,
+            },
+            C_ZERO_NUM => Command::Zero {
+                chain: owned(self.chain),
+                num: self.rulenum,
+            },
+            _ => return Err(Error::param("no command specified")),
+        };
+        Ok(Parsed {
+            command,
+            table,
+            rules,
+            counters: self.counters,
+            flags,
+        })
+    }
+
+    /// The rule(s) of a rule command: one per (source, destination) pair
+    /// when `-s`/`-d` list several addresses.
+    fn build_rules(&mut self) -> Result<Vec<Rule>> {
+        let v6 = self.o.family == Family::Ipv6;
+        let split = |s: Option<&str>| -> Result<Vec<Addr>> {
+            let s = s.unwrap_or(if v6 { "::/0" } else { "0.0.0.0/0" });
+            let mut out = Vec::with_capacity(1);
+            for part in s.split(',') {
+                if part.trim_start().len() > 255 {
+                    return Err(Error::param("Hostname too long"));
+                }
+                let (addr, mask) = opt::parse_host_mask(part, v6)?;
+                out.push(Addr { addr, mask });
+            }
+            Ok(out)
+        };
+        let srcs = split(self.src)?;
+        let dsts = split(self.dst)?;
+        if (srcs.len() > 1 || dsts.len() > 1) && self.invflags & (inv::SRC | inv::DST) != 0 {
+            return Err(Error::param(
+                "! not allowed with multiple source or destination IP addresses",
+            ));
+        }
+        let target = match self.jumpto {
+            None => Target::None,
+            Some(name) => match (self.target.take(), name) {
+                (Some(t), _) => {
+                    if self.goto {
+                        Target::Goto(name.into())
+                    } else {
+                        Target::Ext(Box::new(t.ext))
+                    }
+                }
+                (None, "ACCEPT") => Target::Accept,
+                (None, "DROP") => Target::Drop,
+                (None, "RETURN") => Target::Return,
+                (None, n) => {
+                    if ext::KNOWN_TARGETS.contains(&n) && !self.goto {
+                        return Err(Error::param(format!(
+                            "Couldn't load target `{n}':No such file or directory\n"
+                        )));
+                    }
+                    if self.goto {
+                        Target::Goto(n.into())
+                    } else {
+                        Target::Jump(n.into())
+                    }
+                }
+            },
+        };
+        let matches: Vec<Match> = std::mem::take(&mut self.matches)
+            .into_iter()
+            .map(|l| l.ext)
+            .collect();
+        // `-i +` / `-o +` match everything and are dropped unless inverted.
+        let any = Iface::new("+").unwrap_or_default();
+        let mut invflags = self.invflags;
+        if self.iniface == any && invflags & inv::IN == 0 {
+            self.iniface = Iface::default();
+        }
+        if self.outiface == any && invflags & inv::OUT == 0 {
+            self.outiface = Iface::default();
+        }
+        if !self.frag {
+            invflags &= !inv::FRAG;
+        }
+        let mut rules = Vec::with_capacity(srcs.len() * dsts.len());
+        for s in &srcs {
+            for d in &dsts {
+                rules.push(Rule {
+                    src: *s,
+                    dst: *d,
+                    iniface: self.iniface,
+                    outiface: self.outiface,
+                    proto: self.proto,
+                    frag: self.frag,
+                    inv: invflags,
+                    matches: matches.clone(),
+                    target: target.clone(),
+                });
+            }
+        }
+        Ok(rules)
+    }
+}
+
+/// `strtol(s, &end, 10)` with a full match, non-zero (iptables' rule range
+/// parser used by `-D chain N`).
+fn parse_rule_number_strtol(s: &str) -> Result<usize> {
+    match s.parse::<i64>() {
+        Ok(n) if n != 0 => Ok(n.max(0) as usize),
+        _ => Err(Error::param(format!("Invalid rule number `{s}'"))),
+    }
+}
+
+/// `sscanf("%i")`: a leading C integer in any base.
+fn parse_c_int(s: &str) -> Option<i64> {
+    let t = s.trim_start();
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let (v, _) = opt::strtoul(t, 0)?;
+    Some(if neg { -(v as i64) } else { v as i64 })
+}
+
+/// `sscanf("%u")`: leading decimal digits.
+fn leading_uint(s: &str) -> Option<u64> {
+    leading_u64(s)
+}
+
+/// `sscanf("%llu")`: leading decimal digits (after white space).
+fn leading_u64(s: &str) -> Option<u64> {
+    let t = s.trim_start();
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if end == 0 {
+        return None;
+    }
+    t[..end].parse().ok()
+}

@@ -1,0 +1,64 @@
+//! Parsers: the command line (`argv.rs`) and iptables-restore input
+//! (`restore.rs`, which tokenises lines and hands each to the argv parser).
+
+pub mod argv;
+pub mod restore;
+
+pub use argv::{parse, ParseOpts};
+
+use crate::rule::Rule;
+use ruleset::{Counters, Policy, TableKind};
+
+/// `-n -v -x --line-numbers`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListFlags {
+    pub numeric: bool,
+    pub verbose: bool,
+    pub exact: bool,
+    pub line_numbers: bool,
+}
+
+/// One iptables command. Chain names are as given; rule numbers are 1-based.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Append(String),
+    Check(String),
+    Delete(String),
+    DeleteNum(String, usize),
+    Insert(String, usize),
+    Replace(String, usize),
+    List {
+        chain: Option<String>,
+        num: Option<usize>,
+        zero: bool,
+    },
+    ListRules {
+        chain: Option<String>,
+        num: Option<usize>,
+        zero: bool,
+    },
+    Flush(Option<String>),
+    Zero {
+        chain: Option<String>,
+        num: Option<usize>,
+    },
+    NewChain(String),
+    DeleteChain(Option<String>),
+    Rename(String, String),
+    Policy(String, Policy, Option<Counters>),
+    Help,
+    Version,
+}
+
+/// A parsed command line.
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    pub command: Command,
+    pub table: TableKind,
+    /// The rule(s) of -A/-C/-D/-I/-R: several when -s/-d list several
+    /// addresses (iptables adds one rule per pair).
+    pub rules: Vec<Rule>,
+    /// `-c P B`
+    pub counters: Option<Counters>,
+    pub flags: ListFlags,
+}

@@ -1,0 +1,817 @@
+//! One iptables table of one family: its chains and their ordered rules.
+//!
+//! Layout:
+//! - rules live in a slab (`rules`, reused through `free`); a slot number is
+//!   the rule's handle inside the table and never changes while the rule lives;
+//! - each chain orders its rules' slots in a `SeqTree`; the tree reports which
+//!   leaf holds each slot, kept in the rule record, so a rule's position is
+//!   recovered from its slot in O(log n);
+//! - `ids` maps a `RuleId` to its slot; `spec` maps a 32-bit hash of
+//!   (chain id, body) to the head of a singly linked list (through
+//!   `Rule::next`) of the slots with that hash;
+//! - per chain, `referrers` holds the slots of the rules that jump to it (its
+//!   reference count, and what `-E` must retarget) and `jumps` counts this
+//!   chain's rules per jump target (the edges of the jump graph, for loop
+//!   checks).
+//!
+//! Every public mutator validates first and mutates only on success, so a
+//! failed call changes nothing. Between `begin` and `commit` every mutation
+//! records its inverse (see `undo.rs`).
+//!
+//! Memory per rule beyond `size_of::<R>()`, with `R` having a niche so that
+//! `Option<Rule<R>>` is no larger than `Rule<R>` (any body holding a `String`,
+//! `Vec` or `Box` has one; otherwise add 8 bytes):
+//! - record: counters 16 + id 8 + chain, leaf, next, key 4 each = 40;
+//! - id index: 12-byte entry + 1 control byte, hashbrown load 7/16..7/8:
+//!   14.9..29.7;
+//! - spec index: 8-byte entry + 1 control byte per distinct (chain, body):
+//!   10.3..20.6;
+//! - chain tree: 4 bytes per slot, leaves 1/2..1 full (full when built by
+//!   appends, as a model rebuilt from the kernel is): 4..8, plus < 1 for nodes;
+//!
+//! total 69..99 bytes; jump rules add a `referrers` entry (5..11 bytes).
+//! Spare capacity of the slab `Vec` (up to 2x while growing) is not counted.
+//! `model_overhead_bytes` measures it on a live table.
+
+mod hash;
+#[cfg(test)]
+mod tests;
+mod undo;
+
+use std::mem::size_of;
+
+use crate::seqtree::{SeqTree, NIL};
+use crate::{ChainId, Counters, Error, Family, Policy, RuleBody, RuleId, TableKind};
+use hash::{spec_key, FxMap, FxSet, IdKey};
+use undo::Op;
+pub use undo::Undo;
+
+/// One iptables table (e.g. ip filter).
+#[derive(Clone, Debug)]
+pub struct Table<R: RuleBody> {
+    family: Family,
+    kind: TableKind,
+    /// Indexed by `ChainId`; deleted chains leave `None` so ids are not reused.
+    chains: Vec<Option<Chain>>,
+    names: FxMap<Box<str>, ChainId>,
+    rules: Vec<Option<Rule<R>>>,
+    free: Vec<u32>,
+    ids: FxMap<IdKey, u32>,
+    spec: FxMap<u32, u32>,
+    /// Greater than every live rule id.
+    next_id: u64,
+    undo: Option<Undo<R>>,
+}
+
+#[derive(Clone, Debug)]
+struct Rule<R> {
+    body: R,
+    counters: Counters,
+    id: RuleId,
+    chain: u32,
+    /// The `SeqTree` leaf of the chain that holds this slot.
+    leaf: u32,
+    /// Next slot with the same spec key, or `NIL`.
+    next: u32,
+    /// `spec_key(chain, body)`.
+    key: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Chain {
+    name: Box<str>,
+    rules: SeqTree,
+    /// Policy and policy counters; `None` for user chains.
+    builtin: Option<(Policy, Counters)>,
+    /// Slots of rules (in any chain) whose jump target is this chain.
+    referrers: FxSet<u32>,
+    /// Target chain id -> number of this chain's rules jumping there.
+    jumps: FxMap<u32, u32>,
+}
+
+impl Chain {
+    fn new(name: Box<str>, builtin: Option<(Policy, Counters)>) -> Self {
+        Chain {
+            name,
+            rules: SeqTree::new(),
+            builtin,
+            referrers: FxSet::default(),
+            jumps: FxMap::default(),
+        }
+    }
+}
+
+/// Read-only view of a chain.
+#[derive(Clone, Copy, Debug)]
+pub struct ChainView<'a> {
+    pub id: ChainId,
+    pub name: &'a str,
+    /// `Some` for built-in chains.
+    pub policy: Option<Policy>,
+    /// Policy counters of a built-in chain (zero for user chains).
+    pub counters: Counters,
+    /// Number of rules (in any chain of this table) that jump/goto this chain.
+    pub references: u32,
+    /// Number of rules in this chain.
+    pub len: usize,
+}
+
+/// Read-only view of a rule.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleView<'a, R> {
+    pub id: RuleId,
+    pub body: &'a R,
+    pub counters: Counters,
+}
+
+fn view<R>(r: &Rule<R>) -> RuleView<'_, R> {
+    RuleView { id: r.id, body: &r.body, counters: r.counters }
+}
+
+impl<R: RuleBody> Table<R> {
+    /// An empty table with its built-in chains (policy ACCEPT, zero counters).
+    pub fn new(family: Family, kind: TableKind) -> Self {
+        let mut t = Table {
+            family,
+            kind,
+            chains: Vec::new(),
+            names: FxMap::default(),
+            rules: Vec::new(),
+            free: Vec::new(),
+            ids: FxMap::default(),
+            spec: FxMap::default(),
+            next_id: 1,
+            undo: None,
+        };
+        for &name in kind.builtin_chains() {
+            let id = ChainId(t.chains.len() as u32);
+            t.chains.push(Some(Chain::new(name.into(), Some((Policy::Accept, Counters::default())))));
+            t.names.insert(name.into(), id);
+        }
+        t
+    }
+
+    pub fn family(&self) -> Family {
+        self.family
+    }
+
+    pub fn kind(&self) -> TableKind {
+        self.kind
+    }
+
+    // ----- internal accessors -------------------------------------------
+
+    fn cid(&self, name: &str) -> Result<u32, Error> {
+        self.names.get(name).map(|c| c.0).ok_or(Error::NoSuchChain)
+    }
+
+    fn ch(&self, cid: u32) -> &Chain {
+        self.chains[cid as usize].as_ref().expect("live chain")
+    }
+
+    fn ch_mut(&mut self, cid: u32) -> &mut Chain {
+        self.chains[cid as usize].as_mut().expect("live chain")
+    }
+
+    fn rec(&self, slot: u32) -> &Rule<R> {
+        self.rules[slot as usize].as_ref().expect("live rule")
+    }
+
+    fn rec_mut(&mut self, slot: u32) -> &mut Rule<R> {
+        self.rules[slot as usize].as_mut().expect("live rule")
+    }
+
+    fn chain_view(&self, cid: u32) -> ChainView<'_> {
+        let c = self.ch(cid);
+        ChainView {
+            id: ChainId(cid),
+            name: &c.name,
+            policy: c.builtin.map(|b| b.0),
+            counters: c.builtin.map(|b| b.1).unwrap_or_default(),
+            references: c.referrers.len() as u32,
+            len: c.rules.len(),
+        }
+    }
+
+    fn record(&mut self, op: impl FnOnce() -> Op<R>) {
+        if let Some(u) = &mut self.undo {
+            u.ops.push(op());
+        }
+    }
+
+    fn recording(&self) -> bool {
+        self.undo.is_some()
+    }
+
+    /// 0-based index from a 1-based `pos` in `1..=max`.
+    fn index(pos: usize, max: usize) -> Result<usize, Error> {
+        if pos == 0 || pos > max {
+            Err(Error::IndexOutOfRange)
+        } else {
+            Ok(pos - 1)
+        }
+    }
+
+    // ----- chains ---------------------------------------------------------
+
+    /// O(1).
+    pub fn chain(&self, name: &str) -> Option<ChainView<'_>> {
+        self.cid(name).ok().map(|c| self.chain_view(c))
+    }
+
+    pub fn chain_by_id(&self, id: ChainId) -> Option<ChainView<'_>> {
+        match self.chains.get(id.0 as usize) {
+            Some(Some(_)) => Some(self.chain_view(id.0)),
+            _ => None,
+        }
+    }
+
+    /// Built-ins in `builtin_chains()` order, then user chains sorted by name
+    /// (byte order). O(C log C).
+    pub fn chains(&self) -> Vec<ChainView<'_>> {
+        let mut builtin = Vec::new();
+        let mut user = Vec::new();
+        for (i, c) in self.chains.iter().enumerate() {
+            match c {
+                Some(c) if c.builtin.is_some() => builtin.push(self.chain_view(i as u32)),
+                Some(_) => user.push(self.chain_view(i as u32)),
+                None => {}
+            }
+        }
+        user.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        builtin.extend(user);
+        builtin
+    }
+
+    pub fn is_builtin(&self, name: &str) -> bool {
+        self.cid(name).is_ok_and(|c| self.ch(c).builtin.is_some())
+    }
+
+    /// `-N`. `ChainExists` if a chain (user or built-in) has that name.
+    pub fn new_chain(&mut self, name: &str) -> Result<ChainId, Error> {
+        if self.names.contains_key(name) {
+            return Err(Error::ChainExists);
+        }
+        let id = ChainId(u32::try_from(self.chains.len()).expect("chain ids exhausted"));
+        self.chains.push(Some(Chain::new(name.into(), None)));
+        self.names.insert(name.into(), id);
+        self.record(|| Op::NewChain(id.0));
+        Ok(id)
+    }
+
+    /// Errors in iptables' order: `NoSuchChain`, `BuiltinChain`, `ChainInUse`,
+    /// `ChainNotEmpty`.
+    fn check_deletable(&self, cid: u32) -> Result<(), Error> {
+        let c = self.ch(cid);
+        if c.builtin.is_some() {
+            Err(Error::BuiltinChain)
+        } else if !c.referrers.is_empty() {
+            Err(Error::ChainInUse)
+        } else if c.rules.len() > 0 {
+            Err(Error::ChainNotEmpty)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn raw_delete_chain(&mut self, cid: u32) {
+        let c = self.chains[cid as usize].take().expect("live chain");
+        self.names.remove(&c.name);
+        self.record(|| Op::DeleteChain { id: cid, name: c.name });
+    }
+
+    /// `-X name`. O(1).
+    pub fn delete_chain(&mut self, name: &str) -> Result<(), Error> {
+        let cid = self.cid(name)?;
+        self.check_deletable(cid)?;
+        self.raw_delete_chain(cid);
+        Ok(())
+    }
+
+    /// `-X` without a name: every user chain, atomically. Chains are checked in
+    /// name order as iptables deletes them, each for `ChainInUse` then
+    /// `ChainNotEmpty`; the first failure is returned and nothing is deleted.
+    /// O(C log C).
+    pub fn delete_user_chains(&mut self) -> Result<(), Error> {
+        let user: Vec<u32> =
+            self.chains().iter().filter(|c| c.policy.is_none()).map(|c| c.id.0).collect();
+        for &cid in &user {
+            self.check_deletable(cid)?;
+        }
+        for cid in user {
+            self.raw_delete_chain(cid);
+        }
+        Ok(())
+    }
+
+    /// `-E old new`. Rules jumping to `old` are retargeted (and rehashed in the
+    /// spec index); the chain keeps its id, rules and references.
+    /// O(references).
+    pub fn rename_chain(&mut self, old: &str, new: &str) -> Result<(), Error> {
+        let cid = self.cid(old)?;
+        if self.ch(cid).builtin.is_some() {
+            return Err(Error::BuiltinChain);
+        }
+        if self.names.contains_key(new) {
+            return Err(Error::ChainExists);
+        }
+        let old_name = self.raw_rename(cid, new);
+        self.record(|| Op::Rename { id: cid, old: old_name });
+        Ok(())
+    }
+
+    /// Rename without checks; returns the previous name.
+    fn raw_rename(&mut self, cid: u32, new: &str) -> Box<str> {
+        let old = std::mem::replace(&mut self.ch_mut(cid).name, new.into());
+        self.names.remove(&old);
+        self.names.insert(new.into(), ChainId(cid));
+        let referrers: Vec<u32> = self.ch(cid).referrers.iter().copied().collect();
+        for slot in referrers {
+            self.unlink_spec(slot);
+            let r = self.rec_mut(slot);
+            r.body.retarget(new);
+            r.key = spec_key(r.chain, &r.body);
+            self.link_spec(slot);
+        }
+        old
+    }
+
+    /// `-P`. `BuiltinChain` for a user chain. `counters`, if given, replace
+    /// the policy counters.
+    pub fn set_policy(
+        &mut self,
+        chain: &str,
+        policy: Policy,
+        counters: Option<Counters>,
+    ) -> Result<(), Error> {
+        let cid = self.cid(chain)?;
+        let (old_p, old_c) = self.ch(cid).builtin.ok_or(Error::BuiltinChain)?;
+        self.record(|| Op::ChainState { id: cid, policy: old_p, counters: old_c });
+        self.ch_mut(cid).builtin = Some((policy, counters.unwrap_or(old_c)));
+        Ok(())
+    }
+
+    /// Policy counters of a built-in chain; `BuiltinChain` for a user chain
+    /// (user chains have no counters).
+    pub fn set_chain_counters(&mut self, chain: &str, c: Counters) -> Result<(), Error> {
+        let cid = self.cid(chain)?;
+        let (p, old_c) = self.ch(cid).builtin.ok_or(Error::BuiltinChain)?;
+        self.record(|| Op::ChainState { id: cid, policy: p, counters: old_c });
+        self.ch_mut(cid).builtin = Some((p, c));
+        Ok(())
+    }
+
+    // ----- jump graph -----------------------------------------------------
+
+    /// `NoSuchTarget` / `Loop` checks for adding `body` to chain `cid`.
+    fn check_jump(&self, cid: u32, body: &R) -> Result<(), Error> {
+        let Some(t) = body.jump_target() else { return Ok(()) };
+        let Some(&target) = self.names.get(t) else {
+            return Err(Error::NoSuchTarget(t.to_string()));
+        };
+        if target.0 == cid || self.reaches(target.0, cid) {
+            return Err(Error::Loop);
+        }
+        Ok(())
+    }
+
+    /// Whether chain `to` is reachable from chain `from` through jumps.
+    /// Depth-first over the chain graph (edges are `Chain::jumps`, one per
+    /// distinct target): O(chains + edges reachable from `from`), independent
+    /// of the number of rules; O(1) when `from` has no jump rules, the common
+    /// case.
+    fn reaches(&self, from: u32, to: u32) -> bool {
+        if self.ch(from).jumps.is_empty() {
+            return false;
+        }
+        let mut seen = FxSet::default();
+        seen.insert(from);
+        let mut stack = vec![from];
+        while let Some(c) = stack.pop() {
+            for &t in self.ch(c).jumps.keys() {
+                if t == to {
+                    return true;
+                }
+                if seen.insert(t) {
+                    stack.push(t);
+                }
+            }
+        }
+        false
+    }
+
+    // ----- raw rule operations (no validation) ---------------------------
+
+    fn link_spec(&mut self, slot: u32) {
+        let key = self.rec(slot).key;
+        let head = self.spec.insert(key, slot).unwrap_or(NIL);
+        self.rec_mut(slot).next = head;
+    }
+
+    /// Remove `slot` from its spec list. O(list length): equal rules of the
+    /// chain plus rare 32-bit key collisions.
+    fn unlink_spec(&mut self, slot: u32) {
+        let (key, next) = {
+            let r = self.rec(slot);
+            (r.key, r.next)
+        };
+        let head = self.spec[&key];
+        if head == slot {
+            if next == NIL {
+                self.spec.remove(&key);
+            } else {
+                self.spec.insert(key, next);
+            }
+            return;
+        }
+        let mut prev = head;
+        while self.rec(prev).next != slot {
+            prev = self.rec(prev).next;
+        }
+        self.rec_mut(prev).next = next;
+    }
+
+    /// Put a validated rule in the slab, the spec and id indexes and the jump
+    /// graph; the caller places the returned slot in the chain's tree.
+    fn alloc_rule(&mut self, cid: u32, id: RuleId, body: R, counters: Counters) -> u32 {
+        let target = body.jump_target().map(|t| self.names[t].0);
+        let key = spec_key(cid, &body);
+        let rule = Rule { body, counters, id, chain: cid, leaf: NIL, next: NIL, key };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.rules[s as usize] = Some(rule);
+                s
+            }
+            None => {
+                self.rules.push(Some(rule));
+                u32::try_from(self.rules.len() - 1).expect("rule slots exhausted")
+            }
+        };
+        self.link_spec(slot);
+        self.ids.insert(IdKey::new(id), slot);
+        if let Some(t) = target {
+            *self.ch_mut(cid).jumps.entry(t).or_insert(0) += 1;
+            self.ch_mut(t).referrers.insert(slot);
+        }
+        slot
+    }
+
+    /// Insert a validated rule at 0-based `at` of chain `cid`. O(log n).
+    fn raw_insert(&mut self, cid: u32, at: usize, id: RuleId, body: R, counters: Counters) -> u32 {
+        let slot = self.alloc_rule(cid, id, body, counters);
+        let rules = &mut self.rules;
+        let chain = self.chains[cid as usize].as_mut().expect("live chain");
+        chain.rules.insert(at, slot, &mut |s, leaf| {
+            rules[s as usize].as_mut().expect("live rule").leaf = leaf;
+        });
+        slot
+    }
+
+    /// Swap the rule at 0-based `at` of chain `cid` for a validated one, in
+    /// place in the tree; returns the old rule. O(log n).
+    fn raw_replace(&mut self, cid: u32, at: usize, id: RuleId, body: R, c: Counters) -> Rule<R> {
+        let slot = self.alloc_rule(cid, id, body, c);
+        let rules = &mut self.rules;
+        let chain = self.chains[cid as usize].as_mut().expect("live chain");
+        let old = chain.rules.set(at, slot, &mut |s, leaf| {
+            rules[s as usize].as_mut().expect("live rule").leaf = leaf;
+        });
+        self.unindex(old)
+    }
+
+    /// Drop `slot` from the indexes and the slab (not from its chain's tree).
+    fn unindex(&mut self, slot: u32) -> Rule<R> {
+        self.unlink_spec(slot);
+        let rule = self.rules[slot as usize].take().expect("live rule");
+        self.free.push(slot);
+        self.ids.remove(&IdKey::new(rule.id));
+        if let Some(t) = rule.body.jump_target() {
+            let target = self.names[t].0;
+            self.ch_mut(target).referrers.remove(&slot);
+            let jumps = &mut self.ch_mut(rule.chain).jumps;
+            let n = jumps.get_mut(&target).expect("jump edge");
+            *n -= 1;
+            if *n == 0 {
+                jumps.remove(&target);
+            }
+        }
+        rule
+    }
+
+    /// Remove the rule at 0-based `at` of chain `cid`. O(log n).
+    fn raw_remove(&mut self, cid: u32, at: usize) -> Rule<R> {
+        let rules = &mut self.rules;
+        let chain = self.chains[cid as usize].as_mut().expect("live chain");
+        let slot = chain.rules.remove(at, &mut |s, leaf| {
+            rules[s as usize].as_mut().expect("live rule").leaf = leaf;
+        });
+        self.unindex(slot)
+    }
+
+    /// Remove every rule of chain `cid`, in order. O(rules in the chain).
+    fn raw_flush(&mut self, cid: u32) -> Vec<Rule<R>> {
+        let chain = self.chains[cid as usize].as_mut().expect("live chain");
+        let slots: Vec<u32> = chain.rules.iter().collect();
+        chain.rules.clear();
+        slots.into_iter().map(|s| self.unindex(s)).collect()
+    }
+
+    /// 0-based position of a live slot. O(log n).
+    fn position(&self, slot: u32) -> usize {
+        let r = self.rec(slot);
+        self.ch(r.chain).rules.position(r.leaf, slot)
+    }
+
+    fn alloc_id(&mut self) -> RuleId {
+        let id = RuleId(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    /// First (lowest position) rule of chain `cid` equal to `body`, as
+    /// (0-based position, slot). O(k log n) for k rules with the same key.
+    fn find_first(&self, cid: u32, body: &R) -> Option<(usize, u32)> {
+        let mut slot = *self.spec.get(&spec_key(cid, body))?;
+        let mut best: Option<(usize, u32)> = None;
+        while slot != NIL {
+            let r = self.rec(slot);
+            if r.chain == cid && r.body == *body {
+                let p = self.ch(cid).rules.position(r.leaf, slot);
+                if !matches!(best, Some((bp, _)) if bp <= p) {
+                    best = Some((p, slot));
+                }
+            }
+            slot = r.next;
+        }
+        best
+    }
+
+    // ----- rules ----------------------------------------------------------
+
+    /// `-A`. O(log n).
+    pub fn append(&mut self, chain: &str, body: R, counters: Counters) -> Result<RuleId, Error> {
+        let cid = self.cid(chain)?;
+        self.check_jump(cid, &body)?;
+        let id = self.alloc_id();
+        let at = self.ch(cid).rules.len();
+        self.raw_insert(cid, at, id, body, counters);
+        self.record(|| Op::Insert(id));
+        Ok(id)
+    }
+
+    /// Append with an id chosen by the caller (a model rebuilt from the
+    /// kernel). The id allocator is kept above every id given. If `id` is 0
+    /// or already used in this table, a fresh id is allocated instead; the id
+    /// actually used is returned.
+    pub fn append_with_id(
+        &mut self,
+        chain: &str,
+        id: RuleId,
+        body: R,
+        counters: Counters,
+    ) -> Result<RuleId, Error> {
+        let cid = self.cid(chain)?;
+        self.check_jump(cid, &body)?;
+        let id = if id.0 == 0 || self.ids.contains_key(&IdKey::new(id)) {
+            self.alloc_id()
+        } else {
+            self.next_id = self.next_id.max(id.0.saturating_add(1));
+            id
+        };
+        let at = self.ch(cid).rules.len();
+        self.raw_insert(cid, at, id, body, counters);
+        self.record(|| Op::Insert(id));
+        Ok(id)
+    }
+
+    /// `-I chain pos`, `pos` in `1..=len+1`. O(log n).
+    pub fn insert(
+        &mut self,
+        chain: &str,
+        pos: usize,
+        body: R,
+        counters: Counters,
+    ) -> Result<RuleId, Error> {
+        let cid = self.cid(chain)?;
+        let at = Self::index(pos, self.ch(cid).rules.len() + 1)?;
+        self.check_jump(cid, &body)?;
+        let id = self.alloc_id();
+        self.raw_insert(cid, at, id, body, counters);
+        self.record(|| Op::Insert(id));
+        Ok(id)
+    }
+
+    /// `-R chain pos`, `pos` in `1..=len`. The new rule keeps nothing of the
+    /// old one (new id, given counters). O(log n).
+    pub fn replace(
+        &mut self,
+        chain: &str,
+        pos: usize,
+        body: R,
+        counters: Counters,
+    ) -> Result<RuleId, Error> {
+        let cid = self.cid(chain)?;
+        let at = Self::index(pos, self.ch(cid).rules.len())?;
+        // The old rule's own edge (out of `cid`) cannot lie on a path from the
+        // new target back to `cid`, so checking before removing it is exact.
+        self.check_jump(cid, &body)?;
+        let id = self.alloc_id();
+        let old = self.raw_replace(cid, at, id, body, counters);
+        self.record(|| Op::Remove {
+            chain: cid,
+            at,
+            id: old.id,
+            body: old.body,
+            counters: old.counters,
+        });
+        self.record(|| Op::Insert(id));
+        Ok(id)
+    }
+
+    fn remove_recorded(&mut self, cid: u32, at: usize) -> RuleId {
+        let r = self.raw_remove(cid, at);
+        let id = r.id;
+        self.record(|| Op::Remove { chain: cid, at, id, body: r.body, counters: r.counters });
+        id
+    }
+
+    /// `-D chain pos`. O(log n).
+    pub fn delete_at(&mut self, chain: &str, pos: usize) -> Result<RuleId, Error> {
+        let cid = self.cid(chain)?;
+        let at = Self::index(pos, self.ch(cid).rules.len())?;
+        Ok(self.remove_recorded(cid, at))
+    }
+
+    /// `-D chain spec`: deletes the first (lowest position) equal rule.
+    /// O(k log n), k = rules with the same spec key (usually 1).
+    pub fn delete_spec(&mut self, chain: &str, body: &R) -> Result<RuleId, Error> {
+        let cid = self.cid(chain)?;
+        let (at, _) = self.find_first(cid, body).ok_or(Error::NoSuchRule)?;
+        Ok(self.remove_recorded(cid, at))
+    }
+
+    /// `-C`: whether an equal rule exists. Err only for `NoSuchChain`. O(k).
+    pub fn check(&self, chain: &str, body: &R) -> Result<bool, Error> {
+        let cid = self.cid(chain)?;
+        let mut slot = self.spec.get(&spec_key(cid, body)).copied().unwrap_or(NIL);
+        while slot != NIL {
+            let r = self.rec(slot);
+            if r.chain == cid && r.body == *body {
+                return Ok(true);
+            }
+            slot = r.next;
+        }
+        Ok(false)
+    }
+
+    /// 1-based position and id of the first rule equal to `body`.
+    pub fn find_spec(&self, chain: &str, body: &R) -> Result<Option<(usize, RuleId)>, Error> {
+        let cid = self.cid(chain)?;
+        Ok(self.find_first(cid, body).map(|(at, slot)| (at + 1, self.rec(slot).id)))
+    }
+
+    /// The rule at 1-based `pos`. O(log n).
+    pub fn rule_at(&self, chain: &str, pos: usize) -> Result<RuleView<'_, R>, Error> {
+        let cid = self.cid(chain)?;
+        let tree = &self.ch(cid).rules;
+        let at = Self::index(pos, tree.len())?;
+        Ok(view(self.rec(tree.get(at))))
+    }
+
+    /// The chain's rules in order; O(1) amortised per step.
+    pub fn rules<'a>(
+        &'a self,
+        chain: &str,
+    ) -> Result<impl Iterator<Item = RuleView<'a, R>> + 'a, Error> {
+        let cid = self.cid(chain)?;
+        let rules = &self.rules;
+        Ok(self.ch(cid).rules.iter().map(move |s| view(rules[s as usize].as_ref().expect("live rule"))))
+    }
+
+    /// Chain, 1-based position and view of the rule with this id. O(log n).
+    pub fn rule_by_id(&self, id: RuleId) -> Option<(ChainId, usize, RuleView<'_, R>)> {
+        let slot = *self.ids.get(&IdKey::new(id))?;
+        let r = self.rec(slot);
+        Some((ChainId(r.chain), self.position(slot) + 1, view(r)))
+    }
+
+    /// `-F chain`. O(rules in the chain).
+    pub fn flush_chain(&mut self, chain: &str) -> Result<(), Error> {
+        let cid = self.cid(chain)?;
+        self.flush_recorded(cid);
+        Ok(())
+    }
+
+    fn flush_recorded(&mut self, cid: u32) {
+        let removed = self.raw_flush(cid);
+        if self.recording() && !removed.is_empty() {
+            let rules = removed.into_iter().map(|r| (r.id, r.body, r.counters)).collect();
+            self.record(|| Op::Flush { chain: cid, rules });
+        }
+    }
+
+    /// `-F` without a chain: every chain of the table. O(rules in the table).
+    pub fn flush_all(&mut self) {
+        for cid in 0..self.chains.len() as u32 {
+            if self.chains[cid as usize].is_some() {
+                self.flush_recorded(cid);
+            }
+        }
+    }
+
+    /// `-Z`: all chains (`None, None`), one chain (`Some, None`) or one rule
+    /// (`Some, Some(pos)`). Zeroing a whole built-in chain, or the table, also
+    /// zeroes policy counters. A position without a chain is
+    /// `IndexOutOfRange`. O(rules zeroed).
+    pub fn zero(&mut self, chain: Option<&str>, pos: Option<usize>) -> Result<(), Error> {
+        let cids: Vec<u32> = match (chain, pos) {
+            (None, Some(_)) => return Err(Error::IndexOutOfRange),
+            (Some(name), Some(pos)) => {
+                let cid = self.cid(name)?;
+                let at = Self::index(pos, self.ch(cid).rules.len())?;
+                let slot = self.ch(cid).rules.get(at);
+                return self.set_slot_counters(slot, Counters::default());
+            }
+            (Some(name), None) => vec![self.cid(name)?],
+            (None, None) => (0..self.chains.len() as u32)
+                .filter(|&c| self.chains[c as usize].is_some())
+                .collect(),
+        };
+        let zero = Counters::default();
+        let mut old = Vec::new();
+        for cid in cids {
+            if let Some((p, c)) = self.ch(cid).builtin {
+                if c != zero {
+                    self.record(|| Op::ChainState { id: cid, policy: p, counters: c });
+                    self.ch_mut(cid).builtin = Some((p, zero));
+                }
+            }
+            let slots: Vec<u32> = self.ch(cid).rules.iter().collect();
+            for slot in slots {
+                let r = self.rec_mut(slot);
+                if r.counters != zero {
+                    old.push((r.id, r.counters));
+                    r.counters = zero;
+                }
+            }
+        }
+        if !old.is_empty() {
+            self.record(|| Op::RuleCounters(old));
+        }
+        Ok(())
+    }
+
+    fn set_slot_counters(&mut self, slot: u32, c: Counters) -> Result<(), Error> {
+        let r = self.rec_mut(slot);
+        let (id, old) = (r.id, std::mem::replace(&mut r.counters, c));
+        self.record(|| Op::RuleCounters(vec![(id, old)]));
+        Ok(())
+    }
+
+    /// Counters of the rule at 1-based `pos`. O(log n).
+    pub fn set_rule_counters(&mut self, chain: &str, pos: usize, c: Counters) -> Result<(), Error> {
+        let cid = self.cid(chain)?;
+        let at = Self::index(pos, self.ch(cid).rules.len())?;
+        let slot = self.ch(cid).rules.get(at);
+        self.set_slot_counters(slot, c)
+    }
+
+    /// Rules in all chains. O(1).
+    pub fn rule_count(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Approximate heap and inline bytes the model spends beyond the rule
+    /// bodies' own `size_of::<R>()` (and beyond anything the bodies allocate):
+    /// rule records, indexes, trees, chains. Spare capacity of the rule slab is
+    /// not counted. For memory accounting and tests; O(chains).
+    pub fn model_overhead_bytes(&self) -> usize {
+        let slab = self.rules.len() * (size_of::<Option<Rule<R>>>() - size_of::<R>())
+            + self.free.capacity() * 4;
+        let mut chains = self.chains.capacity() * size_of::<Option<Chain>>();
+        for c in self.chains.iter().flatten() {
+            chains += c.name.len()
+                + c.rules.heap_bytes()
+                + map_bytes(c.referrers.capacity(), 4)
+                + map_bytes(c.jumps.capacity(), 8);
+        }
+        let names = map_bytes(self.names.capacity(), size_of::<(Box<str>, ChainId)>())
+            + self.names.keys().map(|k| k.len()).sum::<usize>();
+        slab + chains
+            + names
+            + map_bytes(self.ids.capacity(), size_of::<(IdKey, u32)>())
+            + map_bytes(self.spec.capacity(), size_of::<(u32, u32)>())
+    }
+}
+
+/// Bytes of a std (hashbrown) table with usable `capacity` and `entry`-sized
+/// buckets: buckets hold 8/7 of the capacity (exactly `capacity + 1` when
+/// small), each with one control byte, plus one 16-byte group of trailing
+/// control bytes.
+fn map_bytes(capacity: usize, entry: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = if capacity < 8 { capacity + 1 } else { capacity / 7 * 8 };
+    buckets * (entry + 1) + 16
+}

@@ -1,0 +1,128 @@
+//! Undo log for multi-command transactions (`iptables-restore --noflush`).
+//!
+//! Between `begin` and `commit`/`rollback` each successful mutation appends
+//! the data needed to invert it. Recording costs O(1) per operation, except
+//! flush (which moves the removed rules into the log: O(rules removed)) and
+//! zero (which logs the non-zero counters it clears: O(rules zeroed)). When no
+//! transaction is open nothing is recorded.
+//!
+//! Rules are named by `RuleId` in the log, never by slot: undoing a delete
+//! re-creates the rule in a possibly different slot, and earlier log entries
+//! must still find it. Rollback replays the inverses newest first, so each
+//! inverse runs on exactly the state its operation produced; it therefore
+//! restores chain ids, rule ids, positions, counters, policies and
+//! references, and finally the rule id allocator.
+
+use super::{Chain, Table};
+use crate::{Counters, Policy, RuleBody, RuleId};
+
+/// The open transaction of a `Table`: inverse operations recorded since
+/// `begin()`, undone by `rollback()`, dropped by `commit()`.
+#[derive(Clone, Debug)]
+pub struct Undo<R> {
+    pub(super) ops: Vec<Op<R>>,
+    /// The table's id allocator at `begin`.
+    next_id: u64,
+}
+
+impl<R> Undo<R> {
+    /// Number of recorded operations.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// One recorded operation, holding what its inverse needs.
+#[derive(Clone, Debug)]
+pub(super) enum Op<R> {
+    /// A chain was created (always the last chain id).
+    NewChain(u32),
+    /// An empty, unreferenced user chain was deleted.
+    DeleteChain { id: u32, name: Box<str> },
+    Rename { id: u32, old: Box<str> },
+    /// Previous policy and policy counters of a built-in chain.
+    ChainState { id: u32, policy: Policy, counters: Counters },
+    /// A rule with this id was added.
+    Insert(RuleId),
+    /// A rule was removed from 0-based position `at`.
+    Remove { chain: u32, at: usize, id: RuleId, body: R, counters: Counters },
+    /// A chain was flushed; its rules in order.
+    Flush { chain: u32, rules: Vec<(RuleId, R, Counters)> },
+    /// Previous counters of rules.
+    RuleCounters(Vec<(RuleId, Counters)>),
+}
+
+impl<R: RuleBody> Table<R> {
+    /// Open a transaction. If one is already open it stays open unchanged
+    /// (transactions do not nest).
+    pub fn begin(&mut self) {
+        if self.undo.is_none() {
+            self.undo = Some(Undo { ops: Vec::new(), next_id: self.next_id });
+        }
+    }
+
+    /// Keep every change since `begin` and stop recording. No-op without an
+    /// open transaction.
+    pub fn commit(&mut self) {
+        self.undo = None;
+    }
+
+    /// Whether a transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.undo.is_some()
+    }
+
+    /// Undo every change since `begin` and stop recording. No-op without an
+    /// open transaction. O(total size of the log).
+    pub fn rollback(&mut self) {
+        let Some(undo) = self.undo.take() else { return };
+        for op in undo.ops.into_iter().rev() {
+            self.invert(op);
+        }
+        self.next_id = undo.next_id;
+    }
+
+    fn invert(&mut self, op: Op<R>) {
+        match op {
+            Op::NewChain(id) => {
+                debug_assert_eq!(self.chains.len(), id as usize + 1);
+                let c = self.chains.pop().flatten().expect("created chain");
+                self.names.remove(&c.name);
+            }
+            Op::DeleteChain { id, name } => {
+                self.names.insert(name.clone(), crate::ChainId(id));
+                self.chains[id as usize] = Some(Chain::new(name, None));
+            }
+            Op::Rename { id, old } => {
+                self.raw_rename(id, &old);
+            }
+            Op::ChainState { id, policy, counters } => {
+                self.ch_mut(id).builtin = Some((policy, counters));
+            }
+            Op::Insert(id) => {
+                let slot = self.ids[&super::IdKey::new(id)];
+                let chain = self.rec(slot).chain;
+                let at = self.position(slot);
+                self.raw_remove(chain, at);
+            }
+            Op::Remove { chain, at, id, body, counters } => {
+                self.raw_insert(chain, at, id, body, counters);
+            }
+            Op::Flush { chain, rules } => {
+                for (at, (id, body, counters)) in rules.into_iter().enumerate() {
+                    self.raw_insert(chain, at, id, body, counters);
+                }
+            }
+            Op::RuleCounters(old) => {
+                for (id, counters) in old {
+                    let slot = self.ids[&super::IdKey::new(id)];
+                    self.rec_mut(slot).counters = counters;
+                }
+            }
+        }
+    }
+}
