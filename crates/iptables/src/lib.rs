@@ -6,6 +6,7 @@
 //! nothing of nftables or the kernel.
 
 pub mod error;
+pub mod exec;
 pub mod ext;
 pub mod names;
 pub mod opt;

@@ -431,3 +431,228 @@ mod tests {
         assert_eq!(mask_prefix(&[255, 254, 0, 0]), Some(15));
     }
 }
+
+// ------------------------------------------------ ranges (extA: ah, esp, frag, length)
+
+/// xtables' two-component integer range option (XTTYPE_UINT16RC/UINT32RC):
+/// `a`, `a:b`, `a:`, `:b`, `:` (an empty component is the minimum first and
+/// `max` second; a second value may not be below the first). Returns the
+/// values read: the second is `None` when only one component was given.
+/// Errors carry xtables' wording for extension `ext`, option `--opt`.
+pub fn parse_uint_range(ext: &str, opt: &str, arg: &str, max: u64) -> Result<(u64, Option<u64>)> {
+    let mut vals: Vec<u64> = Vec::with_capacity(2);
+    let mut lmin = 0u64;
+    let mut rest = arg;
+    loop {
+        if vals.len() == 2 {
+            return Err(Error::param(format!(
+                "{ext}: Too many components for option \"--{opt}\" (max: 2)\n"
+            )));
+        }
+        let (value, end) = if rest.is_empty() || rest.starts_with(':') {
+            (if vals.len() == 1 { max } else { lmin }, rest)
+        } else {
+            let parsed = if rest.trim_start().starts_with('-') {
+                None
+            } else {
+                strtoul(rest, 0).filter(|(v, _)| *v >= lmin && *v <= max)
+            };
+            let Some((v, end)) = parsed else {
+                return Err(Error::param(format!(
+                    "{ext}: bad value for option \"--{opt}\" near \"{rest}\", or out of range ({lmin}-{max}).\n"
+                )));
+            };
+            if !end.is_empty() && !end.starts_with(':') {
+                return Err(Error::param(format!(
+                    "{ext}: Argument to \"--{opt}\" has unexpected characters near \"{end}\".\n"
+                )));
+            }
+            lmin = v;
+            (v, end)
+        };
+        vals.push(value);
+        match end.strip_prefix(':') {
+            Some(r) => rest = r,
+            None => break,
+        }
+    }
+    Ok((vals[0], vals.get(1).copied()))
+}
+
+// ------------------------------------------------------------------------
+// Helpers of the extC modules (addrtype, mac, owner, rpfilter, physdev and
+// mark/connmark): the kernel's per-hook checks and xtables' mark/mask parser.
+
+/// A failed kernel check (`checkentry` returning -EINVAL): legacy iptables
+/// prints "Invalid argument" and leaves the detail in the kernel log; we
+/// put the detail into the message.
+pub fn einval(detail: &str) -> Error {
+    Error::op(format!("Invalid argument: {detail}."))
+}
+
+/// The hook a rule is added to when `chain` is a built-in chain of `table`;
+/// `None` for a user-defined (or unknown) chain, whose hooks the kernel only
+/// learns when the chain is reached from a built-in one.
+pub fn builtin_hook(table: ruleset::TableKind, chain: &str) -> Option<&'static str> {
+    table.builtin_chains().iter().copied().find(|c| *c == chain)
+}
+
+/// x_tables' hook restriction of a match or target: "used from hooks X, but
+/// only valid from Y". `what` is e.g. "mac match".
+pub fn check_hooks(
+    what: &str,
+    table: ruleset::TableKind,
+    chain: &str,
+    allowed: &[&str],
+) -> Result<()> {
+    match builtin_hook(table, chain) {
+        Some(h) if !allowed.contains(&h) => Err(einval(&format!(
+            "{what}: used from hooks {h}, but only valid from {}",
+            allowed.join("/")
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// xtables' `value[/mask]` parser (xtables_parse_val_mask without a name
+/// map) with its messages for extension `ext`, option `--opt`. The mask is
+/// 0xffffffff when absent.
+pub fn parse_val_mask(ext: &str, opt: &str, arg: &str) -> Result<(u32, u32)> {
+    let bad = || {
+        Error::param(format!(
+            "{ext}: bad integer value for option \"--{opt}\", or out of range.\n"
+        ))
+    };
+    let garbage = || {
+        Error::param(format!(
+            "{ext}: trailing garbage after value for option \"--{opt}\".\n"
+        ))
+    };
+    let num = |s: &str| -> Option<(u32, usize)> {
+        if s.trim_start().starts_with('-') {
+            return None;
+        }
+        let (v, rest) = strtoul(s, 0)?;
+        let v = u32::try_from(v).ok()?;
+        Some((v, s.len() - rest.len()))
+    };
+    let (val, used) = num(arg).ok_or_else(bad)?;
+    let rest = &arg[used..];
+    if rest.is_empty() {
+        return Ok((val, u32::MAX));
+    }
+    let m = rest.strip_prefix('/').ok_or_else(garbage)?;
+    let (mask, used) = num(m).ok_or_else(bad)?;
+    if used != m.len() {
+        return Err(garbage());
+    }
+    Ok((val, mask))
+}
+
+// ------------------------------------------------------------------------
+// Helpers of the extB modules (conntrack, recent): addresses as
+// getaddrinfo() reads them (XTTYPE_HOST), without DNS.
+
+/// An IPv4 address in any form `inet_aton` takes, whole string only: 1 to 4
+/// parts of decimal, octal (leading 0) or hex (0x) numbers, the last part
+/// filling the remaining bytes ("10.1" is 10.0.0.1, "10" is 0.0.0.10).
+pub fn parse_inet_aton(s: &str) -> Option<[u8; 4]> {
+    let mut parts: Vec<u64> = Vec::with_capacity(4);
+    for p in s.split('.') {
+        if parts.len() == 4 || !p.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let (digits, base) = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X"))
+        {
+            (h, 16)
+        } else if p.len() > 1 && p.starts_with('0') {
+            (&p[1..], 8)
+        } else {
+            (p, 10)
+        };
+        if digits.is_empty() && base == 16 {
+            return None;
+        }
+        let v = if digits.is_empty() {
+            0
+        } else {
+            if !digits.chars().all(|c| c.is_digit(base)) {
+                return None;
+            }
+            u64::from_str_radix(digits, base).ok()?
+        };
+        if v > u32::MAX as u64 {
+            return None;
+        }
+        parts.push(v);
+    }
+    let n = parts.len();
+    let (head, last) = parts.split_at(n - 1);
+    if head.iter().any(|&v| v > 0xff) || last[0] > (u32::MAX as u64) >> (8 * (n - 1)) {
+        return None;
+    }
+    let mut v = last[0] as u32;
+    for (i, &b) in head.iter().enumerate() {
+        v |= (b as u32) << (24 - 8 * i);
+    }
+    Some(v.to_be_bytes())
+}
+
+/// XTTYPE_HOST: one address of the family (v4 in the first 4 bytes), read as
+/// getaddrinfo would for a numeric host. Names are not resolved: they fail
+/// as iptables fails for a name that does not resolve.
+pub fn parse_gai_host(s: &str, v6: bool) -> Result<[u8; 16]> {
+    let mut a = [0u8; 16];
+    if v6 {
+        if let Ok(x) = s.parse::<Ipv6Addr>() {
+            return Ok(x.octets());
+        }
+    } else if let Some(x) = parse_inet_aton(s) {
+        a[..4].copy_from_slice(&x);
+        return Ok(a);
+    }
+    Err(Error::param("getaddrinfo: Name or service not known\n"))
+}
+
+#[cfg(test)]
+mod extb_tests {
+    use super::*;
+
+    #[test]
+    fn inet_aton_forms() {
+        let cases: &[(&str, Option<[u8; 4]>)] = &[
+            ("1.2.3.4", Some([1, 2, 3, 4])),
+            ("10", Some([0, 0, 0, 10])),
+            ("10.1", Some([10, 0, 0, 1])),
+            ("10.1.2", Some([10, 1, 0, 2])),
+            ("0x7f.1", Some([127, 0, 0, 1])),
+            ("010.0.0.1", Some([8, 0, 0, 1])),
+            ("4294967295", Some([255, 255, 255, 255])),
+            ("4294967296", None),
+            ("1.2.3.256", None),
+            ("1.256.3", None),
+            ("1.2.300", Some([1, 2, 1, 44])),
+            ("1.2.65536", None),
+            ("08", None),
+            ("1.2.3.4.5", None),
+            ("1..2", None),
+            ("", None),
+            ("a.b.c.d", None),
+            ("1.2.3.4 ", None),
+        ];
+        for (s, want) in cases {
+            assert_eq!(parse_inet_aton(s), *want, "{s}");
+        }
+    }
+
+    #[test]
+    fn gai_host() {
+        let a = parse_gai_host("2001:db8::1", true).unwrap();
+        assert_eq!(a[0..2], [0x20, 0x01]);
+        assert!(parse_gai_host("2001:db8::1", false).is_err());
+        assert_eq!(
+            parse_gai_host("example.org", false).unwrap_err().msg,
+            "getaddrinfo: Name or service not known\n"
+        );
+    }
+}

@@ -62,6 +62,14 @@ const REQUIRED: &[&str] = &[
     "TRACE",
 ];
 
+/// FAIL vectors whose rejection comes from the kernel, not the syntax: the
+/// named ipset / nfacct object does not exist. The model accepts any name;
+/// the kernel backend's conformance test checks these. (file, rule)
+const NEEDS_KERNEL_OBJECTS: &[(&str, &str)] = &[
+    ("libxt_set.t", "-m set --match-set foo src,dst"),
+    ("libxt_nfacct.t", "-m nfacct --nfacct-name wrong"),
+];
+
 pub fn conformance_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("NFKEEPER_CONFORMANCE_DIR") {
         Some(d) => PathBuf::from(d),
@@ -145,6 +153,7 @@ fn conformance_vectors() {
     files.sort();
     let mut table: std::collections::BTreeMap<String, Tally> = Default::default();
     let mut unsupported: std::collections::BTreeMap<String, Tally> = Default::default();
+    let mut deferred = 0usize;
     for file in &files {
         let (module, families) = module_of(file);
         if let Some(only) = &only {
@@ -180,9 +189,12 @@ fn conformance_vectors() {
                 }
                 let mut res = item[2];
                 if item.len() > 3 && item[3] == "LEGACY" {
+                    // iptables-test.py treats any result other than OK and
+                    // FAIL (e.g. a stray "=") as NOMATCH.
                     res = match item.get(4) {
-                        Some(&"=") => "OK",
-                        Some(alt) => alt,
+                        Some(&"OK") => "OK",
+                        Some(&"FAIL") => "FAIL",
+                        Some(_) => "NOMATCH",
                         None => match res {
                             "OK" => "FAIL",
                             _ => "OK",
@@ -192,6 +204,10 @@ fn conformance_vectors() {
                 for chain in &chains {
                     let expect = if item[1] == "=" { item[0] } else { item[1] };
                     let want = format!("-A {chain} {expect}").trim_end().to_string();
+                    if NEEDS_KERNEL_OBJECTS.contains(&(file.as_str(), item[0])) {
+                        deferred += 1;
+                        continue;
+                    }
                     let got = try_rule(family, tbl, chain, item[0]);
                     let ok = match (res, &got) {
                         ("OK", Ok(text)) => *text == want,
@@ -237,9 +253,22 @@ fn conformance_vectors() {
         }
     }
     println!("\nunsupported modules (lines, rejected as required):");
+    let mut accepted_unsupported = Vec::new();
     for (m, t) in &unsupported {
         println!("{:<14} {:>6} {:>6}", m, t.lines, t.passed);
+        // A line of an unsupported module that names it (-m X / -j X) must
+        // be rejected like an unknown extension.
+        for miss in &t.misses {
+            if miss.contains(&format!("-m {m} "))
+                || miss.contains(&format!("-j {m} "))
+                || miss.contains(&format!("-m {m}`"))
+                || miss.contains(&format!("-j {m}`"))
+            {
+                accepted_unsupported.push(miss.clone());
+            }
+        }
     }
+    println!("\nlines deferred to the kernel backend (named kernel objects): {deferred}");
     let missing: Vec<_> = REQUIRED.iter().filter(|m| !supported(m)).collect();
     println!("\nrequired modules not yet supported: {missing:?}");
     for (m, t) in table.iter().filter(|(_, t)| !t.misses.is_empty()) {

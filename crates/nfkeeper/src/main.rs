@@ -1,1 +1,95 @@
-fn main() {}
+//! The nfkeeper binary: dispatch on the program name (argv[0]) or the first
+//! argument, then hand over to the library crates. Wiring only.
+//!
+//! Start-up contract: no async runtime, no lazy statics, no allocation-heavy
+//! set-up before the command is known; `iptables -A ...` goes straight from
+//! argv to the parser.
+
+mod demo;
+mod offline;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+/// The iptables-compatible personalities nfkeeper answers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Personality {
+    Iptables,
+    Ip6tables,
+    Save,
+    Save6,
+    Restore,
+    Restore6,
+}
+
+impl Personality {
+    fn from_name(name: &str) -> Option<Personality> {
+        Some(match name {
+            "iptables" => Personality::Iptables,
+            "ip6tables" => Personality::Ip6tables,
+            "iptables-save" => Personality::Save,
+            "ip6tables-save" => Personality::Save6,
+            "iptables-restore" => Personality::Restore,
+            "ip6tables-restore" => Personality::Restore6,
+            _ => return None,
+        })
+    }
+}
+
+const USAGE: &str = "\
+nfkeeper: an iptables-compatible firewall ruleset manager
+
+Usage:
+  nfkeeper demo [--rules N]        load a generated ruleset into the model, print it back with timings
+  nfkeeper load [-6] [-c] FILE     load an iptables-save file into the model, print it back with timings
+  nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,
+  nfkeeper iptables-restore ...      iptables-restore, ip6tables-save, ip6tables-restore;
+                                     or invoke nfkeeper through a symlink of that name)
+  nfkeeper --version | --help
+
+The iptables personalities work on the kernel from the kernel-backend issue on.
+Until then they work offline on a model kept in the save file named by
+NFKEEPER_OFFLINE_STATE (one file per family: the path gets .4 or .6 appended).
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let argv0 = args.first().map(String::as_str).unwrap_or("nfkeeper");
+    let base = argv0.rsplit('/').next().unwrap_or(argv0);
+    if let Some(p) = Personality::from_name(base) {
+        return exit(offline::run(p, base, &args[1..]));
+    }
+    let Some(sub) = args.get(1) else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    if let Some(p) = Personality::from_name(sub) {
+        return exit(offline::run(p, sub, &args[2..]));
+    }
+    match sub.as_str() {
+        "demo" => exit(demo::demo(&args[2..])),
+        "load" => exit(demo::load(&args[2..])),
+        "--version" | "-V" | "version" => {
+            println!(
+                "nfkeeper {} (iptables {})",
+                env!("CARGO_PKG_VERSION"),
+                iptables::VERSION
+            );
+            ExitCode::SUCCESS
+        }
+        "--help" | "-h" | "help" => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        other => {
+            eprintln!("nfkeeper: unknown command `{other}'");
+            eprint!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn exit(code: i32) -> ExitCode {
+    let _ = std::io::stdout().flush();
+    ExitCode::from(code.clamp(0, 255) as u8)
+}

@@ -78,7 +78,12 @@ impl Default for SeqTree {
 impl SeqTree {
     pub(crate) fn new() -> Self {
         SeqTree {
-            leaves: vec![Leaf { items: Vec::new(), parent: NIL, prev: NIL, next: NIL }],
+            leaves: vec![Leaf {
+                items: Vec::new(),
+                parent: NIL,
+                prev: NIL,
+                next: NIL,
+            }],
             free_leaves: Vec::new(),
             inners: Vec::new(),
             free_inners: Vec::new(),
@@ -102,8 +107,11 @@ impl SeqTree {
     pub(crate) fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let leaves: usize = self.leaves.iter().map(|l| l.items.capacity() * 4).sum();
-        let inners: usize =
-            self.inners.iter().map(|n| n.children.capacity() * 4 + n.counts.capacity() * 4).sum();
+        let inners: usize = self
+            .inners
+            .iter()
+            .map(|n| n.children.capacity() * 4 + n.counts.capacity() * 4)
+            .sum();
         leaves
             + inners
             + self.leaves.capacity() * size_of::<Leaf>()
@@ -111,8 +119,7 @@ impl SeqTree {
             + (self.free_leaves.capacity() + self.free_inners.capacity()) * 4
     }
 
-    /// Leaf and offset of position `k` (`k < len`, or `k == len` only on an
-    /// empty tree). O(B log n).
+    /// Leaf and offset of position `k < len`. O(B log n).
     fn locate(&self, mut k: usize) -> (u32, usize) {
         let mut node = self.root;
         for _ in 0..self.height {
@@ -220,7 +227,12 @@ impl SeqTree {
     fn alloc_leaf(&mut self, items: Vec<u32>) -> u32 {
         let mut items = items;
         items.reserve_exact(LEAF_CAP.saturating_sub(items.len()));
-        let leaf = Leaf { items, parent: NIL, prev: NIL, next: NIL };
+        let leaf = Leaf {
+            items,
+            parent: NIL,
+            prev: NIL,
+            next: NIL,
+        };
         if let Some(id) = self.free_leaves.pop() {
             self.leaves[id as usize] = leaf;
             id
@@ -281,7 +293,14 @@ impl SeqTree {
     /// Put leaf `new` next to leaf `node` (after it if `after`) under
     /// `node`'s parent, with the given item counts, splitting ancestors that
     /// overflow.
-    fn add_leaf_sibling(&mut self, node: u32, new: u32, after: bool, node_count: u32, new_count: u32) {
+    fn add_leaf_sibling(
+        &mut self,
+        node: u32,
+        new: u32,
+        after: bool,
+        node_count: u32,
+        new_count: u32,
+    ) {
         let parent = self.leaves[node as usize].parent;
         if parent == NIL {
             let (children, counts) = if after {
@@ -289,7 +308,12 @@ impl SeqTree {
             } else {
                 (vec![new, node], vec![new_count, node_count])
             };
-            let root = self.alloc_inner(Inner { children, counts, parent: NIL, leaf_kids: true });
+            let root = self.alloc_inner(Inner {
+                children,
+                counts,
+                parent: NIL,
+                leaf_kids: true,
+            });
             self.leaves[node as usize].parent = root;
             self.leaves[new as usize].parent = root;
             self.root = root;
@@ -298,7 +322,11 @@ impl SeqTree {
         }
         self.leaves[new as usize].parent = parent;
         let p = &mut self.inners[parent as usize];
-        let i = p.children.iter().position(|&c| c == node).expect("child in parent");
+        let i = p
+            .children
+            .iter()
+            .position(|&c| c == node)
+            .expect("child in parent");
         p.counts[i] = node_count;
         let at = if after { i + 1 } else { i };
         p.children.insert(at, new);
@@ -322,7 +350,12 @@ impl SeqTree {
         };
         let new_count: u32 = counts.iter().sum();
         let node_count: u32 = self.inners[node as usize].counts.iter().sum();
-        let new = self.alloc_inner(Inner { children, counts, parent: NIL, leaf_kids });
+        let new = self.alloc_inner(Inner {
+            children,
+            counts,
+            parent: NIL,
+            leaf_kids,
+        });
         for idx in 0..self.inners[new as usize].children.len() {
             let c = self.inners[new as usize].children[idx];
             self.set_parent(c, leaf_kids, new);
@@ -348,7 +381,11 @@ impl SeqTree {
         }
         self.inners[new as usize].parent = parent;
         let p = &mut self.inners[parent as usize];
-        let i = p.children.iter().position(|&c| c == node).expect("child in parent");
+        let i = p
+            .children
+            .iter()
+            .position(|&c| c == node)
+            .expect("child in parent");
         p.counts[i] = node_count;
         p.children.insert(i + 1, new);
         p.counts.insert(i + 1, new_count);
@@ -395,7 +432,11 @@ impl SeqTree {
     fn try_merge<F: FnMut(u32, u32)>(&mut self, leaf: u32, moved: &mut F) {
         let parent = self.leaves[leaf as usize].parent;
         let p = &self.inners[parent as usize];
-        let i = p.children.iter().position(|&c| c == leaf).expect("child in parent");
+        let i = p
+            .children
+            .iter()
+            .position(|&c| c == leaf)
+            .expect("child in parent");
         let n = p.counts[i] as usize;
         let pair = if i > 0 && p.counts[i - 1] as usize + n <= LEAF_CAP {
             Some((p.children[i - 1], leaf))
@@ -411,7 +452,11 @@ impl SeqTree {
         }
         self.leaves[left as usize].items.extend_from_slice(&items);
         let p = &mut self.inners[parent as usize];
-        let li = p.children.iter().position(|&c| c == left).expect("child in parent");
+        let li = p
+            .children
+            .iter()
+            .position(|&c| c == left)
+            .expect("child in parent");
         p.counts[li] += items.len() as u32;
         p.counts[li + 1] = 0;
         self.remove_child(right, true);
@@ -434,7 +479,12 @@ impl SeqTree {
             if next != NIL {
                 self.leaves[next as usize].prev = prev;
             }
-            self.leaves[node as usize] = Leaf { items: Vec::new(), parent: NIL, prev: NIL, next: NIL };
+            self.leaves[node as usize] = Leaf {
+                items: Vec::new(),
+                parent: NIL,
+                prev: NIL,
+                next: NIL,
+            };
             self.free_leaves.push(node);
         } else {
             self.inners[node as usize].children = Vec::new();
@@ -445,7 +495,11 @@ impl SeqTree {
             return;
         }
         let p = &mut self.inners[parent as usize];
-        let i = p.children.iter().position(|&c| c == node).expect("child in parent");
+        let i = p
+            .children
+            .iter()
+            .position(|&c| c == node)
+            .expect("child in parent");
         debug_assert_eq!(p.counts[i], 0);
         p.children.remove(i);
         p.counts.remove(i);
@@ -472,12 +526,20 @@ impl SeqTree {
     /// if `item` is not in `leaf`.
     pub(crate) fn position(&self, leaf: u32, item: u32) -> usize {
         let l = &self.leaves[leaf as usize];
-        let mut pos = l.items.iter().position(|&x| x == item).expect("item in its leaf");
+        let mut pos = l
+            .items
+            .iter()
+            .position(|&x| x == item)
+            .expect("item in its leaf");
         let mut child = leaf;
         let mut parent = l.parent;
         while parent != NIL {
             let p = &self.inners[parent as usize];
-            let i = p.children.iter().position(|&c| c == child).expect("child in parent");
+            let i = p
+                .children
+                .iter()
+                .position(|&c| c == child)
+                .expect("child in parent");
             pos += p.counts[..i].iter().map(|&c| c as usize).sum::<usize>();
             child = parent;
             parent = p.parent;
@@ -487,7 +549,11 @@ impl SeqTree {
 
     /// Items in order; O(1) amortised per item.
     pub(crate) fn iter(&self) -> Iter<'_> {
-        Iter { tree: self, leaf: if self.len == 0 { NIL } else { self.first }, off: 0 }
+        Iter {
+            tree: self,
+            leaf: if self.len == 0 { NIL } else { self.first },
+            off: 0,
+        }
     }
 }
 

@@ -34,6 +34,7 @@
 //! `model_overhead_bytes` measures it on a live table.
 
 mod hash;
+mod index;
 #[cfg(test)]
 mod tests;
 mod undo;
@@ -125,7 +126,11 @@ pub struct RuleView<'a, R> {
 }
 
 fn view<R>(r: &Rule<R>) -> RuleView<'_, R> {
-    RuleView { id: r.id, body: &r.body, counters: r.counters }
+    RuleView {
+        id: r.id,
+        body: &r.body,
+        counters: r.counters,
+    }
 }
 
 impl<R: RuleBody> Table<R> {
@@ -145,7 +150,10 @@ impl<R: RuleBody> Table<R> {
         };
         for &name in kind.builtin_chains() {
             let id = ChainId(t.chains.len() as u32);
-            t.chains.push(Some(Chain::new(name.into(), Some((Policy::Accept, Counters::default())))));
+            t.chains.push(Some(Chain::new(
+                name.into(),
+                Some((Policy::Accept, Counters::default())),
+            )));
             t.names.insert(name.into(), id);
         }
         t
@@ -277,7 +285,10 @@ impl<R: RuleBody> Table<R> {
     fn raw_delete_chain(&mut self, cid: u32) {
         let c = self.chains[cid as usize].take().expect("live chain");
         self.names.remove(&c.name);
-        self.record(|| Op::DeleteChain { id: cid, name: c.name });
+        self.record(|| Op::DeleteChain {
+            id: cid,
+            name: c.name,
+        });
     }
 
     /// `-X name`. O(1).
@@ -293,8 +304,12 @@ impl<R: RuleBody> Table<R> {
     /// `ChainNotEmpty`; the first failure is returned and nothing is deleted.
     /// O(C log C).
     pub fn delete_user_chains(&mut self) -> Result<(), Error> {
-        let user: Vec<u32> =
-            self.chains().iter().filter(|c| c.policy.is_none()).map(|c| c.id.0).collect();
+        let user: Vec<u32> = self
+            .chains()
+            .iter()
+            .filter(|c| c.policy.is_none())
+            .map(|c| c.id.0)
+            .collect();
         for &cid in &user {
             self.check_deletable(cid)?;
         }
@@ -316,7 +331,10 @@ impl<R: RuleBody> Table<R> {
             return Err(Error::ChainExists);
         }
         let old_name = self.raw_rename(cid, new);
-        self.record(|| Op::Rename { id: cid, old: old_name });
+        self.record(|| Op::Rename {
+            id: cid,
+            old: old_name,
+        });
         Ok(())
     }
 
@@ -346,7 +364,11 @@ impl<R: RuleBody> Table<R> {
     ) -> Result<(), Error> {
         let cid = self.cid(chain)?;
         let (old_p, old_c) = self.ch(cid).builtin.ok_or(Error::BuiltinChain)?;
-        self.record(|| Op::ChainState { id: cid, policy: old_p, counters: old_c });
+        self.record(|| Op::ChainState {
+            id: cid,
+            policy: old_p,
+            counters: old_c,
+        });
         self.ch_mut(cid).builtin = Some((policy, counters.unwrap_or(old_c)));
         Ok(())
     }
@@ -356,194 +378,13 @@ impl<R: RuleBody> Table<R> {
     pub fn set_chain_counters(&mut self, chain: &str, c: Counters) -> Result<(), Error> {
         let cid = self.cid(chain)?;
         let (p, old_c) = self.ch(cid).builtin.ok_or(Error::BuiltinChain)?;
-        self.record(|| Op::ChainState { id: cid, policy: p, counters: old_c });
+        self.record(|| Op::ChainState {
+            id: cid,
+            policy: p,
+            counters: old_c,
+        });
         self.ch_mut(cid).builtin = Some((p, c));
         Ok(())
-    }
-
-    // ----- jump graph -----------------------------------------------------
-
-    /// `NoSuchTarget` / `Loop` checks for adding `body` to chain `cid`.
-    fn check_jump(&self, cid: u32, body: &R) -> Result<(), Error> {
-        let Some(t) = body.jump_target() else { return Ok(()) };
-        let Some(&target) = self.names.get(t) else {
-            return Err(Error::NoSuchTarget(t.to_string()));
-        };
-        if target.0 == cid || self.reaches(target.0, cid) {
-            return Err(Error::Loop);
-        }
-        Ok(())
-    }
-
-    /// Whether chain `to` is reachable from chain `from` through jumps.
-    /// Depth-first over the chain graph (edges are `Chain::jumps`, one per
-    /// distinct target): O(chains + edges reachable from `from`), independent
-    /// of the number of rules; O(1) when `from` has no jump rules, the common
-    /// case.
-    fn reaches(&self, from: u32, to: u32) -> bool {
-        if self.ch(from).jumps.is_empty() {
-            return false;
-        }
-        let mut seen = FxSet::default();
-        seen.insert(from);
-        let mut stack = vec![from];
-        while let Some(c) = stack.pop() {
-            for &t in self.ch(c).jumps.keys() {
-                if t == to {
-                    return true;
-                }
-                if seen.insert(t) {
-                    stack.push(t);
-                }
-            }
-        }
-        false
-    }
-
-    // ----- raw rule operations (no validation) ---------------------------
-
-    fn link_spec(&mut self, slot: u32) {
-        let key = self.rec(slot).key;
-        let head = self.spec.insert(key, slot).unwrap_or(NIL);
-        self.rec_mut(slot).next = head;
-    }
-
-    /// Remove `slot` from its spec list. O(list length): equal rules of the
-    /// chain plus rare 32-bit key collisions.
-    fn unlink_spec(&mut self, slot: u32) {
-        let (key, next) = {
-            let r = self.rec(slot);
-            (r.key, r.next)
-        };
-        let head = self.spec[&key];
-        if head == slot {
-            if next == NIL {
-                self.spec.remove(&key);
-            } else {
-                self.spec.insert(key, next);
-            }
-            return;
-        }
-        let mut prev = head;
-        while self.rec(prev).next != slot {
-            prev = self.rec(prev).next;
-        }
-        self.rec_mut(prev).next = next;
-    }
-
-    /// Put a validated rule in the slab, the spec and id indexes and the jump
-    /// graph; the caller places the returned slot in the chain's tree.
-    fn alloc_rule(&mut self, cid: u32, id: RuleId, body: R, counters: Counters) -> u32 {
-        let target = body.jump_target().map(|t| self.names[t].0);
-        let key = spec_key(cid, &body);
-        let rule = Rule { body, counters, id, chain: cid, leaf: NIL, next: NIL, key };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.rules[s as usize] = Some(rule);
-                s
-            }
-            None => {
-                self.rules.push(Some(rule));
-                u32::try_from(self.rules.len() - 1).expect("rule slots exhausted")
-            }
-        };
-        self.link_spec(slot);
-        self.ids.insert(IdKey::new(id), slot);
-        if let Some(t) = target {
-            *self.ch_mut(cid).jumps.entry(t).or_insert(0) += 1;
-            self.ch_mut(t).referrers.insert(slot);
-        }
-        slot
-    }
-
-    /// Insert a validated rule at 0-based `at` of chain `cid`. O(log n).
-    fn raw_insert(&mut self, cid: u32, at: usize, id: RuleId, body: R, counters: Counters) -> u32 {
-        let slot = self.alloc_rule(cid, id, body, counters);
-        let rules = &mut self.rules;
-        let chain = self.chains[cid as usize].as_mut().expect("live chain");
-        chain.rules.insert(at, slot, &mut |s, leaf| {
-            rules[s as usize].as_mut().expect("live rule").leaf = leaf;
-        });
-        slot
-    }
-
-    /// Swap the rule at 0-based `at` of chain `cid` for a validated one, in
-    /// place in the tree; returns the old rule. O(log n).
-    fn raw_replace(&mut self, cid: u32, at: usize, id: RuleId, body: R, c: Counters) -> Rule<R> {
-        let slot = self.alloc_rule(cid, id, body, c);
-        let rules = &mut self.rules;
-        let chain = self.chains[cid as usize].as_mut().expect("live chain");
-        let old = chain.rules.set(at, slot, &mut |s, leaf| {
-            rules[s as usize].as_mut().expect("live rule").leaf = leaf;
-        });
-        self.unindex(old)
-    }
-
-    /// Drop `slot` from the indexes and the slab (not from its chain's tree).
-    fn unindex(&mut self, slot: u32) -> Rule<R> {
-        self.unlink_spec(slot);
-        let rule = self.rules[slot as usize].take().expect("live rule");
-        self.free.push(slot);
-        self.ids.remove(&IdKey::new(rule.id));
-        if let Some(t) = rule.body.jump_target() {
-            let target = self.names[t].0;
-            self.ch_mut(target).referrers.remove(&slot);
-            let jumps = &mut self.ch_mut(rule.chain).jumps;
-            let n = jumps.get_mut(&target).expect("jump edge");
-            *n -= 1;
-            if *n == 0 {
-                jumps.remove(&target);
-            }
-        }
-        rule
-    }
-
-    /// Remove the rule at 0-based `at` of chain `cid`. O(log n).
-    fn raw_remove(&mut self, cid: u32, at: usize) -> Rule<R> {
-        let rules = &mut self.rules;
-        let chain = self.chains[cid as usize].as_mut().expect("live chain");
-        let slot = chain.rules.remove(at, &mut |s, leaf| {
-            rules[s as usize].as_mut().expect("live rule").leaf = leaf;
-        });
-        self.unindex(slot)
-    }
-
-    /// Remove every rule of chain `cid`, in order. O(rules in the chain).
-    fn raw_flush(&mut self, cid: u32) -> Vec<Rule<R>> {
-        let chain = self.chains[cid as usize].as_mut().expect("live chain");
-        let slots: Vec<u32> = chain.rules.iter().collect();
-        chain.rules.clear();
-        slots.into_iter().map(|s| self.unindex(s)).collect()
-    }
-
-    /// 0-based position of a live slot. O(log n).
-    fn position(&self, slot: u32) -> usize {
-        let r = self.rec(slot);
-        self.ch(r.chain).rules.position(r.leaf, slot)
-    }
-
-    fn alloc_id(&mut self) -> RuleId {
-        let id = RuleId(self.next_id);
-        self.next_id += 1;
-        id
-    }
-
-    /// First (lowest position) rule of chain `cid` equal to `body`, as
-    /// (0-based position, slot). O(k log n) for k rules with the same key.
-    fn find_first(&self, cid: u32, body: &R) -> Option<(usize, u32)> {
-        let mut slot = *self.spec.get(&spec_key(cid, body))?;
-        let mut best: Option<(usize, u32)> = None;
-        while slot != NIL {
-            let r = self.rec(slot);
-            if r.chain == cid && r.body == *body {
-                let p = self.ch(cid).rules.position(r.leaf, slot);
-                if !matches!(best, Some((bp, _)) if bp <= p) {
-                    best = Some((p, slot));
-                }
-            }
-            slot = r.next;
-        }
-        best
     }
 
     // ----- rules ----------------------------------------------------------
@@ -631,7 +472,13 @@ impl<R: RuleBody> Table<R> {
     fn remove_recorded(&mut self, cid: u32, at: usize) -> RuleId {
         let r = self.raw_remove(cid, at);
         let id = r.id;
-        self.record(|| Op::Remove { chain: cid, at, id, body: r.body, counters: r.counters });
+        self.record(|| Op::Remove {
+            chain: cid,
+            at,
+            id,
+            body: r.body,
+            counters: r.counters,
+        });
         id
     }
 
@@ -667,7 +514,9 @@ impl<R: RuleBody> Table<R> {
     /// 1-based position and id of the first rule equal to `body`.
     pub fn find_spec(&self, chain: &str, body: &R) -> Result<Option<(usize, RuleId)>, Error> {
         let cid = self.cid(chain)?;
-        Ok(self.find_first(cid, body).map(|(at, slot)| (at + 1, self.rec(slot).id)))
+        Ok(self
+            .find_first(cid, body)
+            .map(|(at, slot)| (at + 1, self.rec(slot).id)))
     }
 
     /// The rule at 1-based `pos`. O(log n).
@@ -685,7 +534,11 @@ impl<R: RuleBody> Table<R> {
     ) -> Result<impl Iterator<Item = RuleView<'a, R>> + 'a, Error> {
         let cid = self.cid(chain)?;
         let rules = &self.rules;
-        Ok(self.ch(cid).rules.iter().map(move |s| view(rules[s as usize].as_ref().expect("live rule"))))
+        Ok(self
+            .ch(cid)
+            .rules
+            .iter()
+            .map(move |s| view(rules[s as usize].as_ref().expect("live rule"))))
     }
 
     /// Chain, 1-based position and view of the rule with this id. O(log n).
@@ -705,7 +558,10 @@ impl<R: RuleBody> Table<R> {
     fn flush_recorded(&mut self, cid: u32) {
         let removed = self.raw_flush(cid);
         if self.recording() && !removed.is_empty() {
-            let rules = removed.into_iter().map(|r| (r.id, r.body, r.counters)).collect();
+            let rules = removed
+                .into_iter()
+                .map(|r| (r.id, r.body, r.counters))
+                .collect();
             self.record(|| Op::Flush { chain: cid, rules });
         }
     }
@@ -742,7 +598,11 @@ impl<R: RuleBody> Table<R> {
         for cid in cids {
             if let Some((p, c)) = self.ch(cid).builtin {
                 if c != zero {
-                    self.record(|| Op::ChainState { id: cid, policy: p, counters: c });
+                    self.record(|| Op::ChainState {
+                        id: cid,
+                        policy: p,
+                        counters: c,
+                    });
                     self.ch_mut(cid).builtin = Some((p, zero));
                 }
             }
@@ -777,6 +637,14 @@ impl<R: RuleBody> Table<R> {
     }
 
     /// Rules in all chains. O(1).
+    /// Make room for `additional` more rules without rehashing or moving
+    /// (a restore of a known size calls this once). O(current size) at most.
+    pub fn reserve(&mut self, additional: usize) {
+        self.rules.reserve(additional);
+        self.ids.reserve(additional);
+        self.spec.reserve(additional);
+    }
+
     pub fn rule_count(&self) -> usize {
         self.ids.len()
     }
@@ -812,6 +680,10 @@ fn map_bytes(capacity: usize, entry: usize) -> usize {
     if capacity == 0 {
         return 0;
     }
-    let buckets = if capacity < 8 { capacity + 1 } else { capacity / 7 * 8 };
+    let buckets = if capacity < 8 {
+        capacity + 1
+    } else {
+        capacity / 7 * 8
+    };
     buckets * (entry + 1) + 16
 }

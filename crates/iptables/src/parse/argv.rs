@@ -911,7 +911,7 @@ impl<'a> State<'a> {
                 if invert {
                     return Err(Error::param("unexpected ! flag before --table"));
                 }
-                if self.o.restore && self.table.is_some() {
+                if self.o.restore && (self.table.is_some() || self.o.table.is_some()) {
                     return Err(Error::param(format!(
                         "The -t option cannot be used in {}.\n",
                         self.o.prog
@@ -1032,13 +1032,15 @@ impl<'a> State<'a> {
             proto: self.proto,
             inv_proto: self.invflags & inv::PROTO != 0,
         };
+        // As xtables: the extension's own final check, then the generic
+        // mandatory/exclusive/also-requires checks.
         for l in &mut self.matches {
-            ext::postcheck(l.ext.name(), l.ext.opts(), l.seen)?;
             l.ext.finish(l.seen, &ctx)?;
+            ext::postcheck(l.ext.name(), l.ext.opts(), l.seen)?;
         }
         if let Some(l) = &mut self.target {
-            ext::postcheck(l.ext.name(), l.ext.opts(), l.seen)?;
             l.ext.finish(l.seen, &ctx)?;
+            ext::postcheck(l.ext.name(), l.ext.opts(), l.seen)?;
         }
         if self.cmd == 0 {
             return Err(Error::param("no command specified"));

@@ -2,6 +2,7 @@
 //! (`restore.rs`, which tokenises lines and hands each to the argv parser).
 
 pub mod argv;
+pub mod help;
 pub mod restore;
 
 pub use argv::{parse, ParseOpts};

@@ -1,5 +1,6 @@
 //! Printers: save/`-S` form (`save.rs`) and the `-L` table (`list.rs`).
 
+pub mod list;
 pub mod save;
 
 pub use save::{save_rule, CounterStyle};

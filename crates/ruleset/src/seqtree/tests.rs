@@ -27,7 +27,12 @@ struct Harness {
 
 impl Harness {
     fn new() -> Self {
-        Harness { tree: SeqTree::new(), reference: Vec::new(), leaf_of: Vec::new(), next_item: 0 }
+        Harness {
+            tree: SeqTree::new(),
+            reference: Vec::new(),
+            leaf_of: Vec::new(),
+            next_item: 0,
+        }
     }
 
     fn fresh(&mut self) -> u32 {
@@ -73,7 +78,11 @@ impl Harness {
         let mut leaves_in_order = Vec::new();
         let total = walk(t, t.root, t.height, NIL, &mut leaves_in_order);
         assert_eq!(total, t.len);
-        let mut l = if leaves_in_order.is_empty() { NIL } else { t.first };
+        let mut l = if leaves_in_order.is_empty() {
+            NIL
+        } else {
+            t.first
+        };
         let mut prev = NIL;
         for &expected in &leaves_in_order {
             assert_eq!(l, expected);

@@ -3,6 +3,9 @@
 
 use super::*;
 
+mod model;
+use model::Model;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct B {
     text: String,
@@ -19,15 +22,24 @@ impl RuleBody for B {
 }
 
 fn b(text: &str) -> B {
-    B { text: text.to_string(), jump: None }
+    B {
+        text: text.to_string(),
+        jump: None,
+    }
 }
 
 fn j(text: &str, target: &str) -> B {
-    B { text: text.to_string(), jump: Some(target.to_string()) }
+    B {
+        text: text.to_string(),
+        jump: Some(target.to_string()),
+    }
 }
 
 fn c(packets: u64) -> Counters {
-    Counters { packets, bytes: packets * 100 }
+    Counters {
+        packets,
+        bytes: packets * 100,
+    }
 }
 
 fn filter() -> Table<B> {
@@ -35,7 +47,10 @@ fn filter() -> Table<B> {
 }
 
 fn texts(t: &Table<B>, chain: &str) -> Vec<String> {
-    t.rules(chain).unwrap().map(|r| r.body.text.clone()).collect()
+    t.rules(chain)
+        .unwrap()
+        .map(|r| r.body.text.clone())
+        .collect()
 }
 
 /// xorshift64*: deterministic, dependency-free randomness for tests.
@@ -61,6 +76,15 @@ fn check_invariants(t: &Table<B>) {
     let mut live = 0;
     let mut refs: FxMap<u32, u32> = FxMap::default();
     let mut edges: FxMap<(u32, u32), u32> = FxMap::default();
+    let mut in_spec: FxSet<u32> = FxSet::default();
+    for (&key, &head) in &t.spec {
+        let mut s = head;
+        while s != NIL {
+            assert_eq!(t.rec(s).key, key);
+            assert!(in_spec.insert(s), "slot listed twice");
+            s = t.rec(s).next;
+        }
+    }
     for (cid, ch) in t.chains.iter().enumerate() {
         let Some(ch) = ch else { continue };
         assert_eq!(t.names[&ch.name], ChainId(cid as u32));
@@ -72,11 +96,7 @@ fn check_invariants(t: &Table<B>) {
             assert_eq!(t.ids[&IdKey::new(r.id)], slot);
             assert!(r.id.0 < t.next_id);
             assert_eq!(r.key, spec_key(r.chain, &r.body));
-            let mut s = t.spec[&r.key];
-            while s != slot {
-                s = t.rec(s).next;
-                assert_ne!(s, NIL, "slot missing from its spec list");
-            }
+            assert!(in_spec.contains(&slot), "slot missing from its spec list");
             if let Some(target) = r.body.jump_target() {
                 let tid = t.names[target].0;
                 assert!(t.ch(tid).referrers.contains(&slot));
@@ -89,323 +109,54 @@ fn check_invariants(t: &Table<B>) {
     assert_eq!(t.ids.len(), live);
     assert_eq!(t.rules.iter().flatten().count(), live);
     assert_eq!(t.rules.len(), live + t.free.len());
-    let listed: usize = t
-        .spec
-        .values()
-        .map(|&h| {
-            let mut n = 0;
-            let mut s = h;
-            while s != NIL {
-                n += 1;
-                s = t.rec(s).next;
-            }
-            n
-        })
-        .sum();
-    assert_eq!(listed, live);
+    assert_eq!(in_spec.len(), live);
     for (cid, ch) in t.chains.iter().enumerate() {
         let Some(ch) = ch else { continue };
-        assert_eq!(ch.referrers.len() as u32, refs.get(&(cid as u32)).copied().unwrap_or(0));
+        assert_eq!(
+            ch.referrers.len() as u32,
+            refs.get(&(cid as u32)).copied().unwrap_or(0)
+        );
         for (&tid, &n) in &ch.jumps {
             assert_eq!(edges[&(cid as u32, tid)], n);
         }
-        assert_eq!(ch.jumps.len(), edges.keys().filter(|e| e.0 == cid as u32).count());
+        assert_eq!(
+            ch.jumps.len(),
+            edges.keys().filter(|e| e.0 == cid as u32).count()
+        );
     }
 }
 
-// ----- naive model ---------------------------------------------------------
-
-#[derive(Clone, Debug)]
-struct MChain {
-    name: String,
-    builtin: Option<(Policy, Counters)>,
-    rules: Vec<(RuleId, B, Counters)>,
-}
-
-#[derive(Clone, Debug)]
-struct Model {
-    chains: Vec<Option<MChain>>,
-    next_id: u64,
-}
-
-type Obs = Vec<(u32, String, Option<Policy>, Counters, u32, Vec<(RuleId, B, Counters)>)>;
+type Obs = Vec<(
+    u32,
+    String,
+    Option<Policy>,
+    Counters,
+    u32,
+    Vec<(RuleId, B, Counters)>,
+)>;
 
 fn observe(t: &Table<B>) -> (Obs, u64) {
     let obs = t
         .chains()
         .into_iter()
         .map(|v| {
-            let rules = t.rules(v.name).unwrap().map(|r| (r.id, r.body.clone(), r.counters)).collect();
+            let rules = t
+                .rules(v.name)
+                .unwrap()
+                .map(|r| (r.id, r.body.clone(), r.counters))
+                .collect();
             assert_eq!(v.len, t.chain(v.name).unwrap().len);
-            (v.id.0, v.name.to_string(), v.policy, v.counters, v.references, rules)
+            (
+                v.id.0,
+                v.name.to_string(),
+                v.policy,
+                v.counters,
+                v.references,
+                rules,
+            )
         })
         .collect();
     (obs, t.next_id)
-}
-
-impl Model {
-    fn new() -> Self {
-        let chains = TableKind::Filter
-            .builtin_chains()
-            .iter()
-            .map(|n| {
-                Some(MChain {
-                    name: n.to_string(),
-                    builtin: Some((Policy::Accept, Counters::default())),
-                    rules: Vec::new(),
-                })
-            })
-            .collect();
-        Model { chains, next_id: 1 }
-    }
-
-    fn observe(&self) -> (Obs, u64) {
-        let refs = |name: &str| {
-            self.chains
-                .iter()
-                .flatten()
-                .flat_map(|c| &c.rules)
-                .filter(|r| r.1.jump.as_deref() == Some(name))
-                .count() as u32
-        };
-        let mut order: Vec<usize> = (0..self.chains.len()).filter(|&i| self.chains[i].is_some()).collect();
-        order.sort_by_key(|&i| {
-            let c = self.chains[i].as_ref().unwrap();
-            (c.builtin.is_none(), if c.builtin.is_some() { String::new() } else { c.name.clone() }, i)
-        });
-        let obs = order
-            .into_iter()
-            .map(|i| {
-                let c = self.chains[i].as_ref().unwrap();
-                (
-                    i as u32,
-                    c.name.clone(),
-                    c.builtin.map(|b| b.0),
-                    c.builtin.map(|b| b.1).unwrap_or_default(),
-                    refs(&c.name),
-                    c.rules.clone(),
-                )
-            })
-            .collect();
-        (obs, self.next_id)
-    }
-
-    fn find(&self, name: &str) -> Result<usize, Error> {
-        self.chains
-            .iter()
-            .position(|c| c.as_ref().is_some_and(|c| c.name == name))
-            .ok_or(Error::NoSuchChain)
-    }
-
-    fn ch(&mut self, i: usize) -> &mut MChain {
-        self.chains[i].as_mut().unwrap()
-    }
-
-    fn reaches(&self, from: usize, to: usize) -> bool {
-        let mut seen = vec![false; self.chains.len()];
-        let mut stack = vec![from];
-        while let Some(c) = stack.pop() {
-            if c == to {
-                return true;
-            }
-            if std::mem::replace(&mut seen[c], true) {
-                continue;
-            }
-            for r in &self.chains[c].as_ref().unwrap().rules {
-                if let Some(t) = &r.1.jump {
-                    stack.push(self.find(t).unwrap());
-                }
-            }
-        }
-        false
-    }
-
-    fn check_jump(&self, ci: usize, body: &B) -> Result<(), Error> {
-        let Some(t) = &body.jump else { return Ok(()) };
-        let ti = self.find(t).map_err(|_| Error::NoSuchTarget(t.clone()))?;
-        if self.reaches(ti, ci) {
-            return Err(Error::Loop);
-        }
-        Ok(())
-    }
-
-    fn id(&mut self) -> RuleId {
-        self.next_id += 1;
-        RuleId(self.next_id - 1)
-    }
-
-    fn add(&mut self, chain: &str, pos: Option<usize>, body: B, cs: Counters) -> Result<RuleId, Error> {
-        let ci = self.find(chain)?;
-        let len = self.ch(ci).rules.len();
-        let at = match pos {
-            None => len,
-            Some(p) if p >= 1 && p <= len + 1 => p - 1,
-            Some(_) => return Err(Error::IndexOutOfRange),
-        };
-        self.check_jump(ci, &body)?;
-        let id = self.id();
-        self.ch(ci).rules.insert(at, (id, body, cs));
-        Ok(id)
-    }
-
-    fn append_with_id(&mut self, chain: &str, id: RuleId, body: B, cs: Counters) -> Result<RuleId, Error> {
-        let ci = self.find(chain)?;
-        self.check_jump(ci, &body)?;
-        let used = self.chains.iter().flatten().flat_map(|c| &c.rules).any(|r| r.0 == id);
-        let id = if id.0 == 0 || used {
-            self.id()
-        } else {
-            self.next_id = self.next_id.max(id.0 + 1);
-            id
-        };
-        self.ch(ci).rules.push((id, body, cs));
-        Ok(id)
-    }
-
-    fn replace(&mut self, chain: &str, pos: usize, body: B, cs: Counters) -> Result<RuleId, Error> {
-        let ci = self.find(chain)?;
-        if pos == 0 || pos > self.ch(ci).rules.len() {
-            return Err(Error::IndexOutOfRange);
-        }
-        self.check_jump(ci, &body)?;
-        let id = self.id();
-        self.ch(ci).rules[pos - 1] = (id, body, cs);
-        Ok(id)
-    }
-
-    fn delete_at(&mut self, chain: &str, pos: usize) -> Result<RuleId, Error> {
-        let ci = self.find(chain)?;
-        if pos == 0 || pos > self.ch(ci).rules.len() {
-            return Err(Error::IndexOutOfRange);
-        }
-        Ok(self.ch(ci).rules.remove(pos - 1).0)
-    }
-
-    fn delete_spec(&mut self, chain: &str, body: &B) -> Result<RuleId, Error> {
-        let ci = self.find(chain)?;
-        let at = self.ch(ci).rules.iter().position(|r| r.1 == *body).ok_or(Error::NoSuchRule)?;
-        Ok(self.ch(ci).rules.remove(at).0)
-    }
-
-    fn find_spec(&self, chain: &str, body: &B) -> Result<Option<(usize, RuleId)>, Error> {
-        let ci = self.find(chain)?;
-        let rules = &self.chains[ci].as_ref().unwrap().rules;
-        Ok(rules.iter().position(|r| r.1 == *body).map(|at| (at + 1, rules[at].0)))
-    }
-
-    fn new_chain(&mut self, name: &str) -> Result<ChainId, Error> {
-        if self.find(name).is_ok() {
-            return Err(Error::ChainExists);
-        }
-        self.chains.push(Some(MChain { name: name.to_string(), builtin: None, rules: Vec::new() }));
-        Ok(ChainId(self.chains.len() as u32 - 1))
-    }
-
-    fn refs(&self, name: &str) -> usize {
-        self.chains
-            .iter()
-            .flatten()
-            .flat_map(|c| &c.rules)
-            .filter(|r| r.1.jump.as_deref() == Some(name))
-            .count()
-    }
-
-    fn deletable(&self, ci: usize) -> Result<(), Error> {
-        let c = self.chains[ci].as_ref().unwrap();
-        if c.builtin.is_some() {
-            Err(Error::BuiltinChain)
-        } else if self.refs(&c.name) > 0 {
-            Err(Error::ChainInUse)
-        } else if !c.rules.is_empty() {
-            Err(Error::ChainNotEmpty)
-        } else {
-            Ok(())
-        }
-    }
-
-    fn delete_chain(&mut self, name: &str) -> Result<(), Error> {
-        let ci = self.find(name)?;
-        self.deletable(ci)?;
-        self.chains[ci] = None;
-        Ok(())
-    }
-
-    fn delete_user_chains(&mut self) -> Result<(), Error> {
-        let mut user: Vec<usize> = (0..self.chains.len())
-            .filter(|&i| self.chains[i].as_ref().is_some_and(|c| c.builtin.is_none()))
-            .collect();
-        user.sort_by_key(|&i| self.chains[i].as_ref().unwrap().name.clone());
-        for &i in &user {
-            self.deletable(i)?;
-        }
-        for i in user {
-            self.chains[i] = None;
-        }
-        Ok(())
-    }
-
-    fn rename(&mut self, old: &str, new: &str) -> Result<(), Error> {
-        let ci = self.find(old)?;
-        if self.ch(ci).builtin.is_some() {
-            return Err(Error::BuiltinChain);
-        }
-        if self.find(new).is_ok() {
-            return Err(Error::ChainExists);
-        }
-        self.ch(ci).name = new.to_string();
-        for c in self.chains.iter_mut().flatten() {
-            for r in &mut c.rules {
-                if r.1.jump.as_deref() == Some(old) {
-                    r.1.jump = Some(new.to_string());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn set_policy(&mut self, chain: &str, p: Policy, cs: Option<Counters>) -> Result<(), Error> {
-        let ci = self.find(chain)?;
-        let (_, old) = self.ch(ci).builtin.ok_or(Error::BuiltinChain)?;
-        self.ch(ci).builtin = Some((p, cs.unwrap_or(old)));
-        Ok(())
-    }
-
-    fn zero(&mut self, chain: Option<&str>, pos: Option<usize>) -> Result<(), Error> {
-        let cis: Vec<usize> = match (chain, pos) {
-            (None, Some(_)) => return Err(Error::IndexOutOfRange),
-            (Some(n), Some(p)) => {
-                let ci = self.find(n)?;
-                let rules = &mut self.ch(ci).rules;
-                if p == 0 || p > rules.len() {
-                    return Err(Error::IndexOutOfRange);
-                }
-                rules[p - 1].2 = Counters::default();
-                return Ok(());
-            }
-            (Some(n), None) => vec![self.find(n)?],
-            (None, None) => (0..self.chains.len()).filter(|&i| self.chains[i].is_some()).collect(),
-        };
-        for ci in cis {
-            let ch = self.ch(ci);
-            if let Some((p, _)) = ch.builtin {
-                ch.builtin = Some((p, Counters::default()));
-            }
-            for r in &mut ch.rules {
-                r.2 = Counters::default();
-            }
-        }
-        Ok(())
-    }
-
-    fn set_rule_counters(&mut self, chain: &str, pos: usize, cs: Counters) -> Result<(), Error> {
-        let ci = self.find(chain)?;
-        let rules = &mut self.ch(ci).rules;
-        if pos == 0 || pos > rules.len() {
-            return Err(Error::IndexOutOfRange);
-        }
-        rules[pos - 1].2 = cs;
-        Ok(())
-    }
 }
 
 /// Run one random operation on both; panic on any divergence.
@@ -421,7 +172,10 @@ fn random_op(rng: &mut Rng, t: &mut Table<B>, m: &mut Model) {
         }
     };
     let chain = rng.pick(CHAINS);
-    let len = m.find(chain).map(|i| m.chains[i].as_ref().unwrap().rules.len()).unwrap_or(3);
+    let len = m
+        .find(chain)
+        .map(|i| m.chains[i].as_ref().unwrap().rules.len())
+        .unwrap_or(3);
     let pos = rng.below(len + 3);
     let cs = c(rng.below(3) as u64);
     match rng.below(24) {
@@ -431,23 +185,35 @@ fn random_op(rng: &mut Rng, t: &mut Table<B>, m: &mut Model) {
         }
         6..=8 => {
             let bd = body(rng);
-            assert_eq!(t.insert(chain, pos, bd.clone(), cs), m.add(chain, Some(pos), bd, cs));
+            assert_eq!(
+                t.insert(chain, pos, bd.clone(), cs),
+                m.add(chain, Some(pos), bd, cs)
+            );
         }
         9 => {
             let bd = body(rng);
-            assert_eq!(t.replace(chain, pos, bd.clone(), cs), m.replace(chain, pos, bd, cs));
+            assert_eq!(
+                t.replace(chain, pos, bd.clone(), cs),
+                m.replace(chain, pos, bd, cs)
+            );
         }
         10 | 11 => assert_eq!(t.delete_at(chain, pos), m.delete_at(chain, pos)),
         12 | 13 => {
             let bd = body(rng);
             assert_eq!(t.delete_spec(chain, &bd), m.delete_spec(chain, &bd));
-            assert_eq!(t.check(chain, &bd), m.find_spec(chain, &bd).map(|f| f.is_some()));
+            assert_eq!(
+                t.check(chain, &bd),
+                m.find_spec(chain, &bd).map(|f| f.is_some())
+            );
             assert_eq!(t.find_spec(chain, &bd), m.find_spec(chain, &bd));
         }
         14 => {
             let id = RuleId(rng.below(m.next_id as usize + 5) as u64);
             let bd = body(rng);
-            assert_eq!(t.append_with_id(chain, id, bd.clone(), cs), m.append_with_id(chain, id, bd, cs));
+            assert_eq!(
+                t.append_with_id(chain, id, bd.clone(), cs),
+                m.append_with_id(chain, id, bd, cs)
+            );
         }
         15 => {
             let r = t.flush_chain(chain);
@@ -463,7 +229,11 @@ fn random_op(rng: &mut Rng, t: &mut Table<B>, m: &mut Model) {
             assert_eq!(t.rename_chain(chain, n), m.rename(chain, n));
         }
         19 => {
-            let p = if rng.below(2) == 0 { Policy::Accept } else { Policy::Drop };
+            let p = if rng.below(2) == 0 {
+                Policy::Accept
+            } else {
+                Policy::Drop
+            };
             let cs = if rng.below(2) == 0 { Some(cs) } else { None };
             assert_eq!(t.set_policy(chain, p, cs), m.set_policy(chain, p, cs));
         }
@@ -476,7 +246,10 @@ fn random_op(rng: &mut Rng, t: &mut Table<B>, m: &mut Model) {
             };
             assert_eq!(t.zero(ch, p), m.zero(ch, p));
         }
-        21 => assert_eq!(t.set_rule_counters(chain, pos, cs), m.set_rule_counters(chain, pos, cs)),
+        21 => assert_eq!(
+            t.set_rule_counters(chain, pos, cs),
+            m.set_rule_counters(chain, pos, cs)
+        ),
         22 => {
             if rng.below(8) == 0 {
                 t.flush_all();
@@ -519,13 +292,23 @@ fn differential_against_naive_model() {
             }
             assert_eq!(t.in_transaction(), saved.is_some());
             assert_eq!(observe(&t), m.observe(), "seed {seed} step {step}");
-            assert_eq!(t.rule_count(), m.chains.iter().flatten().map(|c| c.rules.len()).sum::<usize>());
+            assert_eq!(
+                t.rule_count(),
+                m.chains
+                    .iter()
+                    .flatten()
+                    .map(|c| c.rules.len())
+                    .sum::<usize>()
+            );
             if step % 50 == 0 {
                 check_invariants(&t);
             }
         }
         check_invariants(&t);
-        assert!(rollbacks > 5 && commits > 1, "seed {seed}: {rollbacks} rollbacks {commits} commits");
+        assert!(
+            rollbacks > 5 && commits > 1,
+            "seed {seed}: {rollbacks} rollbacks {commits} commits"
+        );
     }
 }
 
@@ -539,7 +322,10 @@ fn differential_large_chains() {
         let text = format!("r{}", rng.below(400));
         let chain = ["INPUT", "OUTPUT"][i % 2];
         let pos = rng.below(i / 2 + 2) + 1;
-        assert_eq!(t.insert(chain, pos, b(&text), c(1)), m.add(chain, Some(pos), b(&text), c(1)));
+        assert_eq!(
+            t.insert(chain, pos, b(&text), c(1)),
+            m.add(chain, Some(pos), b(&text), c(1))
+        );
     }
     t.begin();
     let saved = m.clone();
@@ -548,12 +334,21 @@ fn differential_large_chains() {
         let text = format!("r{}", rng.below(400));
         let len = m.ch(m.find(chain).unwrap()).rules.len();
         match rng.below(4) {
-            0 => assert_eq!(t.delete_spec(chain, &b(&text)), m.delete_spec(chain, &b(&text))),
-            1 => assert_eq!(t.delete_at(chain, len.max(1)), m.delete_at(chain, len.max(1))),
+            0 => assert_eq!(
+                t.delete_spec(chain, &b(&text)),
+                m.delete_spec(chain, &b(&text))
+            ),
+            1 => assert_eq!(
+                t.delete_at(chain, len.max(1)),
+                m.delete_at(chain, len.max(1))
+            ),
             2 => assert_eq!(t.delete_at(chain, 1), m.delete_at(chain, 1)),
             _ => {
                 let p = rng.below(len + 1) + 1;
-                assert_eq!(t.insert(chain, p, b(&text), c(2)), m.add(chain, Some(p), b(&text), c(2)));
+                assert_eq!(
+                    t.insert(chain, p, b(&text), c(2)),
+                    m.add(chain, Some(p), b(&text), c(2))
+                );
             }
         }
     }
@@ -591,7 +386,10 @@ fn user_chains_sorted_by_bytes_after_builtins() {
         t.new_chain(n).unwrap();
     }
     let names: Vec<&str> = t.chains().iter().map(|c| c.name).collect();
-    assert_eq!(names, ["INPUT", "FORWARD", "OUTPUT", "B", "_x", "a", "aa", "b"]);
+    assert_eq!(
+        names,
+        ["INPUT", "FORWARD", "OUTPUT", "B", "_x", "a", "aa", "b"]
+    );
     assert!(!t.is_builtin("a"));
     assert!(!t.is_builtin("missing"));
 }
@@ -600,39 +398,151 @@ fn user_chains_sorted_by_bytes_after_builtins() {
 fn error_cases() {
     type Case = (&'static str, fn(&mut Table<B>) -> Result<(), Error>, Error);
     let cases: &[Case] = &[
-        ("append to missing chain", |t| t.append("X", b("r"), c(0)).map(drop), Error::NoSuchChain),
-        ("new existing user chain", |t| t.new_chain("U").map(drop), Error::ChainExists),
-        ("new chain named like builtin", |t| t.new_chain("INPUT").map(drop), Error::ChainExists),
-        ("delete builtin", |t| t.delete_chain("INPUT"), Error::BuiltinChain),
-        ("rename builtin", |t| t.rename_chain("INPUT", "Z"), Error::BuiltinChain),
-        ("policy on user chain", |t| t.set_policy("U", Policy::Drop, None), Error::BuiltinChain),
-        ("counters on user chain", |t| t.set_chain_counters("U", c(1)), Error::BuiltinChain),
-        ("delete referenced", |t| t.delete_chain("V"), Error::ChainInUse),
-        ("delete non-empty", |t| t.delete_chain("U"), Error::ChainNotEmpty),
-        ("delete all: first failing chain by name", |t| t.delete_user_chains(), Error::ChainNotEmpty),
-        ("rename onto existing", |t| t.rename_chain("U", "V"), Error::ChainExists),
-        ("rename onto builtin", |t| t.rename_chain("U", "OUTPUT"), Error::ChainExists),
-        ("rename missing", |t| t.rename_chain("X", "Y"), Error::NoSuchChain),
-        ("delete spec absent", |t| t.delete_spec("U", &b("nope")).map(drop), Error::NoSuchRule),
-        ("insert at 0", |t| t.insert("U", 0, b("r"), c(0)).map(drop), Error::IndexOutOfRange),
-        ("insert past len+1", |t| t.insert("U", 3, b("r"), c(0)).map(drop), Error::IndexOutOfRange),
-        ("replace past len", |t| t.replace("U", 2, b("r"), c(0)).map(drop), Error::IndexOutOfRange),
-        ("delete past len", |t| t.delete_at("U", 2).map(drop), Error::IndexOutOfRange),
-        ("rule_at past len", |t| t.rule_at("U", 2).map(drop), Error::IndexOutOfRange),
-        ("zero rule past len", |t| t.zero(Some("U"), Some(2)), Error::IndexOutOfRange),
-        ("zero pos without chain", |t| t.zero(None, Some(1)), Error::IndexOutOfRange),
-        ("counters past len", |t| t.set_rule_counters("U", 9, c(1)), Error::IndexOutOfRange),
+        (
+            "append to missing chain",
+            |t| t.append("X", b("r"), c(0)).map(drop),
+            Error::NoSuchChain,
+        ),
+        (
+            "new existing user chain",
+            |t| t.new_chain("U").map(drop),
+            Error::ChainExists,
+        ),
+        (
+            "new chain named like builtin",
+            |t| t.new_chain("INPUT").map(drop),
+            Error::ChainExists,
+        ),
+        (
+            "delete builtin",
+            |t| t.delete_chain("INPUT"),
+            Error::BuiltinChain,
+        ),
+        (
+            "rename builtin",
+            |t| t.rename_chain("INPUT", "Z"),
+            Error::BuiltinChain,
+        ),
+        (
+            "policy on user chain",
+            |t| t.set_policy("U", Policy::Drop, None),
+            Error::BuiltinChain,
+        ),
+        (
+            "counters on user chain",
+            |t| t.set_chain_counters("U", c(1)),
+            Error::BuiltinChain,
+        ),
+        (
+            "delete referenced",
+            |t| t.delete_chain("V"),
+            Error::ChainInUse,
+        ),
+        (
+            "delete non-empty",
+            |t| t.delete_chain("U"),
+            Error::ChainNotEmpty,
+        ),
+        (
+            "delete all: first failing chain by name",
+            |t| t.delete_user_chains(),
+            Error::ChainNotEmpty,
+        ),
+        (
+            "rename onto existing",
+            |t| t.rename_chain("U", "V"),
+            Error::ChainExists,
+        ),
+        (
+            "rename onto builtin",
+            |t| t.rename_chain("U", "OUTPUT"),
+            Error::ChainExists,
+        ),
+        (
+            "rename missing",
+            |t| t.rename_chain("X", "Y"),
+            Error::NoSuchChain,
+        ),
+        (
+            "delete spec absent",
+            |t| t.delete_spec("U", &b("nope")).map(drop),
+            Error::NoSuchRule,
+        ),
+        (
+            "insert at 0",
+            |t| t.insert("U", 0, b("r"), c(0)).map(drop),
+            Error::IndexOutOfRange,
+        ),
+        (
+            "insert past len+1",
+            |t| t.insert("U", 3, b("r"), c(0)).map(drop),
+            Error::IndexOutOfRange,
+        ),
+        (
+            "replace past len",
+            |t| t.replace("U", 2, b("r"), c(0)).map(drop),
+            Error::IndexOutOfRange,
+        ),
+        (
+            "delete past len",
+            |t| t.delete_at("U", 2).map(drop),
+            Error::IndexOutOfRange,
+        ),
+        (
+            "rule_at past len",
+            |t| t.rule_at("U", 2).map(drop),
+            Error::IndexOutOfRange,
+        ),
+        (
+            "zero rule past len",
+            |t| t.zero(Some("U"), Some(2)),
+            Error::IndexOutOfRange,
+        ),
+        (
+            "zero pos without chain",
+            |t| t.zero(None, Some(1)),
+            Error::IndexOutOfRange,
+        ),
+        (
+            "counters past len",
+            |t| t.set_rule_counters("U", 9, c(1)),
+            Error::IndexOutOfRange,
+        ),
         (
             "jump to missing chain",
             |t| t.append("U", j("r", "GONE"), c(0)).map(drop),
             Error::NoSuchTarget("GONE".into()),
         ),
-        ("jump to self", |t| t.append("V", j("r", "V"), c(0)).map(drop), Error::Loop),
-        ("jump closing a cycle", |t| t.append("V", j("r", "U"), c(0)).map(drop), Error::Loop),
-        ("replace closing a cycle", |t| t.replace("U", 1, j("r", "U"), c(0)).map(drop), Error::Loop),
-        ("check on missing chain", |t| t.check("X", &b("r")).map(drop), Error::NoSuchChain),
-        ("flush missing chain", |t| t.flush_chain("X"), Error::NoSuchChain),
-        ("delete missing chain", |t| t.delete_chain("X"), Error::NoSuchChain),
+        (
+            "jump to self",
+            |t| t.append("V", j("r", "V"), c(0)).map(drop),
+            Error::Loop,
+        ),
+        (
+            "jump closing a cycle",
+            |t| t.append("V", j("r", "U"), c(0)).map(drop),
+            Error::Loop,
+        ),
+        (
+            "replace closing a cycle",
+            |t| t.replace("U", 1, j("r", "U"), c(0)).map(drop),
+            Error::Loop,
+        ),
+        (
+            "check on missing chain",
+            |t| t.check("X", &b("r")).map(drop),
+            Error::NoSuchChain,
+        ),
+        (
+            "flush missing chain",
+            |t| t.flush_chain("X"),
+            Error::NoSuchChain,
+        ),
+        (
+            "delete missing chain",
+            |t| t.delete_chain("X"),
+            Error::NoSuchChain,
+        ),
     ];
     for (name, op, want) in cases {
         // U: one rule jumping to V; V: empty, referenced from U and INPUT.
@@ -672,8 +582,10 @@ fn delete_user_chains_reports_non_empty_and_is_atomic() {
 #[test]
 fn duplicates_delete_first_and_find_first() {
     let mut t = filter();
-    let ids: Vec<RuleId> =
-        ["x", "y", "x", "z", "x"].iter().map(|s| t.append("INPUT", b(s), c(0)).unwrap()).collect();
+    let ids: Vec<RuleId> = ["x", "y", "x", "z", "x"]
+        .iter()
+        .map(|s| t.append("INPUT", b(s), c(0)).unwrap())
+        .collect();
     assert_eq!(t.find_spec("INPUT", &b("x")), Ok(Some((1, ids[0]))));
     assert_eq!(t.delete_spec("INPUT", &b("x")), Ok(ids[0]));
     assert_eq!(t.find_spec("INPUT", &b("x")), Ok(Some((2, ids[2]))));
@@ -696,7 +608,10 @@ fn positions_ids_and_counters() {
     let e = t.insert("INPUT", 4, b("end"), c(4)).unwrap();
     assert_eq!((a, z, m, e), (RuleId(1), RuleId(2), RuleId(3), RuleId(4)));
     assert_eq!(texts(&t, "INPUT"), ["a", "m", "z", "end"]);
-    assert_eq!(t.rule_by_id(z).map(|(ch, p, v)| (ch, p, v.counters)), Some((ChainId(0), 3, c(2))));
+    assert_eq!(
+        t.rule_by_id(z).map(|(ch, p, v)| (ch, p, v.counters)),
+        Some((ChainId(0), 3, c(2)))
+    );
     let r = t.replace("INPUT", 1, b("A"), c(9)).unwrap();
     assert_eq!(r, RuleId(5));
     assert!(t.rule_by_id(a).is_none());
@@ -718,12 +633,24 @@ fn positions_ids_and_counters() {
 #[test]
 fn append_with_id_keeps_allocator_above() {
     let mut t = filter();
-    assert_eq!(t.append_with_id("INPUT", RuleId(100), b("a"), c(0)), Ok(RuleId(100)));
+    assert_eq!(
+        t.append_with_id("INPUT", RuleId(100), b("a"), c(0)),
+        Ok(RuleId(100))
+    );
     assert_eq!(t.append("INPUT", b("b"), c(0)), Ok(RuleId(101)));
-    assert_eq!(t.append_with_id("INPUT", RuleId(50), b("c"), c(0)), Ok(RuleId(50)));
+    assert_eq!(
+        t.append_with_id("INPUT", RuleId(50), b("c"), c(0)),
+        Ok(RuleId(50))
+    );
     // Taken or zero ids get a fresh one.
-    assert_eq!(t.append_with_id("INPUT", RuleId(50), b("d"), c(0)), Ok(RuleId(102)));
-    assert_eq!(t.append_with_id("INPUT", RuleId(0), b("e"), c(0)), Ok(RuleId(103)));
+    assert_eq!(
+        t.append_with_id("INPUT", RuleId(50), b("d"), c(0)),
+        Ok(RuleId(102))
+    );
+    assert_eq!(
+        t.append_with_id("INPUT", RuleId(0), b("e"), c(0)),
+        Ok(RuleId(103))
+    );
 }
 
 #[test]
@@ -808,4 +735,25 @@ fn model_overhead_per_rule_at_most_100_bytes() {
     let per_rule = t.model_overhead_bytes() as f64 / n as f64;
     assert_eq!(size_of::<Option<Rule<B>>>() - size_of::<B>(), 40);
     assert!(per_rule <= 100.0, "{per_rule:.1} bytes per rule");
+}
+
+#[test]
+fn flush_of_many_equal_rules_is_linear_and_spares_other_chains() {
+    let mut t = filter();
+    for _ in 0..50_000 {
+        t.append("INPUT", b("same"), c(0)).unwrap();
+    }
+    t.append("OUTPUT", b("same"), c(0)).unwrap();
+    t.begin();
+    t.flush_chain("INPUT").unwrap();
+    assert_eq!(t.check("INPUT", &b("same")), Ok(false));
+    assert_eq!(
+        t.find_spec("OUTPUT", &b("same")),
+        Ok(Some((1, RuleId(50_001))))
+    );
+    check_invariants(&t);
+    t.rollback();
+    assert_eq!(t.chain("INPUT").unwrap().len, 50_000);
+    assert_eq!(t.find_spec("INPUT", &b("same")), Ok(Some((1, RuleId(1)))));
+    check_invariants(&t);
 }

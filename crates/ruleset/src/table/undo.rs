@@ -42,16 +42,35 @@ pub(super) enum Op<R> {
     /// A chain was created (always the last chain id).
     NewChain(u32),
     /// An empty, unreferenced user chain was deleted.
-    DeleteChain { id: u32, name: Box<str> },
-    Rename { id: u32, old: Box<str> },
+    DeleteChain {
+        id: u32,
+        name: Box<str>,
+    },
+    Rename {
+        id: u32,
+        old: Box<str>,
+    },
     /// Previous policy and policy counters of a built-in chain.
-    ChainState { id: u32, policy: Policy, counters: Counters },
+    ChainState {
+        id: u32,
+        policy: Policy,
+        counters: Counters,
+    },
     /// A rule with this id was added.
     Insert(RuleId),
     /// A rule was removed from 0-based position `at`.
-    Remove { chain: u32, at: usize, id: RuleId, body: R, counters: Counters },
+    Remove {
+        chain: u32,
+        at: usize,
+        id: RuleId,
+        body: R,
+        counters: Counters,
+    },
     /// A chain was flushed; its rules in order.
-    Flush { chain: u32, rules: Vec<(RuleId, R, Counters)> },
+    Flush {
+        chain: u32,
+        rules: Vec<(RuleId, R, Counters)>,
+    },
     /// Previous counters of rules.
     RuleCounters(Vec<(RuleId, Counters)>),
 }
@@ -61,7 +80,10 @@ impl<R: RuleBody> Table<R> {
     /// (transactions do not nest).
     pub fn begin(&mut self) {
         if self.undo.is_none() {
-            self.undo = Some(Undo { ops: Vec::new(), next_id: self.next_id });
+            self.undo = Some(Undo {
+                ops: Vec::new(),
+                next_id: self.next_id,
+            });
         }
     }
 
@@ -74,6 +96,11 @@ impl<R: RuleBody> Table<R> {
     /// Whether a transaction is open.
     pub fn in_transaction(&self) -> bool {
         self.undo.is_some()
+    }
+
+    /// The open transaction's log, if any (e.g. to report its size).
+    pub fn undo_log(&self) -> Option<&Undo<R>> {
+        self.undo.as_ref()
     }
 
     /// Undo every change since `begin` and stop recording. No-op without an
@@ -100,7 +127,11 @@ impl<R: RuleBody> Table<R> {
             Op::Rename { id, old } => {
                 self.raw_rename(id, &old);
             }
-            Op::ChainState { id, policy, counters } => {
+            Op::ChainState {
+                id,
+                policy,
+                counters,
+            } => {
                 self.ch_mut(id).builtin = Some((policy, counters));
             }
             Op::Insert(id) => {
@@ -109,7 +140,13 @@ impl<R: RuleBody> Table<R> {
                 let at = self.position(slot);
                 self.raw_remove(chain, at);
             }
-            Op::Remove { chain, at, id, body, counters } => {
+            Op::Remove {
+                chain,
+                at,
+                id,
+                body,
+                counters,
+            } => {
                 self.raw_insert(chain, at, id, body, counters);
             }
             Op::Flush { chain, rules } => {

@@ -1,27 +1,107 @@
-//! `-m connmark`: placeholder until implemented (SUPPORTED = false, so the
-//! registry treats it as unknown and rules using it are rejected).
+//! `-m connmark`: the connection's ctmark against `value[/mask]` (iptables'
+//! libxt_connmark, revision 1).
 
+use super::mark::put_val_mask;
 use crate::error::Result;
-use crate::ext::{Call, Ext, Fam, OptDef, ParseCtx, PrintCtx};
+use crate::ext::{Arg, Call, Ext, Fam, OptDef, ParseCtx, PrintCtx};
+use crate::opt;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Connmark;
+pub struct Connmark {
+    pub mark: u32,
+    pub mask: u32,
+    pub inv: bool,
+}
+
+const MARK: u8 = 0;
 
 impl Ext for Connmark {
     const NAME: &'static str = "connmark";
     const FAMILY: Fam = Fam::Both;
-    const SUPPORTED: bool = false;
-    const OPTS: &'static [OptDef] = &[];
+    const OPTS: &'static [OptDef] = &[OptDef::new("mark", MARK, Arg::Required).inv().mand()];
 
     fn new(_: &ParseCtx) -> Self {
-        Connmark
+        Connmark {
+            mark: 0,
+            mask: 0,
+            inv: false,
+        }
     }
 
-    fn parse(&mut self, _: &mut Call) -> Result<()> {
+    fn parse(&mut self, c: &mut Call) -> Result<()> {
+        let (v, m) = opt::parse_val_mask(c.ext, c.opt.name, c.arg)?;
+        self.mark = v;
+        self.mask = m;
+        self.inv = c.inv;
         Ok(())
     }
 
-    fn save(&self, _: &PrintCtx, _: &mut String) {}
+    fn save(&self, _: &PrintCtx, out: &mut String) {
+        if self.inv {
+            out.push_str(" !");
+        }
+        out.push_str(" --mark");
+        put_val_mask(out, self.mark, self.mask);
+    }
 
-    fn list(&self, _: &PrintCtx, _: &mut String) {}
+    fn list(&self, _: &PrintCtx, out: &mut String) {
+        // iptables prints "connmark match " and then the value with its own
+        // leading space, so an uninverted match has two spaces.
+        out.push_str(" connmark match ");
+        if self.inv {
+            out.push('!');
+        }
+        put_val_mask(out, self.mark, self.mask);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::mark::testutil::{err, list, save};
+
+    #[test]
+    fn list_output() {
+        let cases = [
+            ("-m connmark --mark 1", " connmark match  0x1"),
+            (
+                "-m connmark ! --mark 0x10/0xf0",
+                " connmark match ! 0x10/0xf0",
+            ),
+            ("-m connmark --mark 7/0xffffffff", " connmark match  0x7"),
+        ];
+        for (args, want) in cases {
+            assert_eq!(list(args, false), want, "{args}");
+            assert_eq!(list(args, true), want, "{args} -n");
+        }
+    }
+
+    #[test]
+    fn save_output() {
+        assert_eq!(save("-m connmark --mark 0/0xffffffff"), " --mark 0x0");
+        assert_eq!(
+            save("-m connmark ! --mark 0xffffffff/0"),
+            " ! --mark 0xffffffff/0x0"
+        );
+    }
+
+    #[test]
+    fn errors() {
+        let cases = [
+            (
+                "-m connmark --mark 0xfffffffff",
+                "connmark: bad integer value for option \"--mark\", or out of range.\n",
+            ),
+            (
+                "-m connmark",
+                "connmark: option \"--mark\" must be specified\n",
+            ),
+            (
+                "-m connmark --mark 1 --mark 2",
+                "connmark: option \"--mark\" can only be used once.\n",
+            ),
+        ];
+        for (args, want) in cases {
+            assert_eq!(err(args), want, "{args}");
+        }
+    }
 }

@@ -1,27 +1,144 @@
-//! `-m state`: placeholder until implemented (SUPPORTED = false, so the
-//! registry treats it as unknown and rules using it are rejected).
+//! `-m state`: the connection state (iptables' libxt_state, which today is
+//! an alias of conntrack revision 3 with the "state alias" flag; it keeps
+//! printing as `-m state --state ...`).
 
+use super::conntrack::{fmt_states, parse_states};
 use crate::error::Result;
-use crate::ext::{Call, Ext, Fam, OptDef, ParseCtx, PrintCtx};
+use crate::ext::{Arg, Call, Ext, Fam, OptDef, ParseCtx, PrintCtx};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct State;
+pub struct State {
+    /// XT_CONNTRACK_STATE_* bits.
+    pub mask: u32,
+    pub inv: bool,
+}
+
+const O_STATE: u8 = 0;
 
 impl Ext for State {
     const NAME: &'static str = "state";
     const FAMILY: Fam = Fam::Both;
-    const SUPPORTED: bool = false;
-    const OPTS: &'static [OptDef] = &[];
+    const OPTS: &'static [OptDef] = &[OptDef::new("state", O_STATE, Arg::Required).inv().mand()];
 
     fn new(_: &ParseCtx) -> Self {
-        State
+        State {
+            mask: 0,
+            inv: false,
+        }
     }
 
-    fn parse(&mut self, _: &mut Call) -> Result<()> {
+    fn parse(&mut self, c: &mut Call) -> Result<()> {
+        self.mask = parse_states(c.arg)?;
+        self.inv = c.inv;
         Ok(())
     }
 
-    fn save(&self, _: &PrintCtx, _: &mut String) {}
+    fn save(&self, _: &PrintCtx, out: &mut String) {
+        if self.inv {
+            out.push_str(" !");
+        }
+        out.push_str(" --state");
+        fmt_states(out, self.mask);
+    }
 
-    fn list(&self, _: &PrintCtx, _: &mut String) {}
+    fn list(&self, _: &PrintCtx, out: &mut String) {
+        if self.inv {
+            out.push_str(" !");
+        }
+        out.push_str(" state");
+        fmt_states(out, self.mask);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ext::Cursor;
+    use ruleset::{Family, TableKind};
+
+    fn build(args: &[(bool, &str)]) -> Result<State> {
+        let ctx = ParseCtx {
+            family: Family::Ipv4,
+            table: TableKind::Filter,
+            chain: "INPUT",
+            proto: 0,
+            inv_proto: false,
+        };
+        let mut m = State::new(&ctx);
+        let mut seen = 0u32;
+        let o = &State::OPTS[0];
+        for (inv, arg) in args {
+            crate::ext::precheck("state", o, *inv, seen)?;
+            let words: [&str; 0] = [];
+            let mut cur = Cursor::new(&words);
+            let mut c = Call {
+                ext: "state",
+                opt: o,
+                inv: *inv,
+                arg,
+                rest: &mut cur,
+                ctx: &ctx,
+            };
+            m.parse(&mut c)?;
+            seen |= 1 << o.id;
+        }
+        crate::ext::postcheck("state", State::OPTS, seen)?;
+        m.finish(seen, &ctx)?;
+        Ok(m)
+    }
+
+    #[test]
+    fn list_and_save() {
+        let cases: &[(bool, &str, &str, &str)] = &[
+            (false, "NEW", " state NEW", " --state NEW"),
+            (
+                false,
+                "established,related,new,invalid,untracked",
+                " state INVALID,NEW,RELATED,ESTABLISHED,UNTRACKED",
+                " --state INVALID,NEW,RELATED,ESTABLISHED,UNTRACKED",
+            ),
+            (
+                true,
+                "E,R",
+                " ! state RELATED,ESTABLISHED",
+                " ! --state RELATED,ESTABLISHED",
+            ),
+        ];
+        for (inv, arg, list, save) in cases {
+            let m = build(&[(*inv, arg)]).unwrap();
+            for numeric in [false, true] {
+                let p = PrintCtx {
+                    family: Family::Ipv4,
+                    proto: 0,
+                    numeric,
+                };
+                let mut s = String::new();
+                m.list(&p, &mut s);
+                assert_eq!(s, *list);
+                let mut s = String::new();
+                m.save(&p, &mut s);
+                assert_eq!(s, *save);
+            }
+        }
+    }
+
+    #[test]
+    fn errors() {
+        let cases: &[(&[(bool, &str)], &str)] = &[
+            (&[], "state: option \"--state\" must be specified\n"),
+            (&[(false, "NEW,SNAT")], "Bad state \"SNAT\""),
+            (&[(false, "foo,NEW")], "Bad state \"foo,NEW\""),
+            (
+                &[(false, "NEW,")],
+                "\"--state\" requires a list of states with no spaces, e.g. ESTABLISHED,RELATED",
+            ),
+            (
+                &[(false, "NEW"), (false, "NEW")],
+                "state: option \"--state\" can only be used once.\n",
+            ),
+        ];
+        for (args, want) in cases {
+            assert_eq!(build(args).unwrap_err().msg, *want, "{args:?}");
+        }
+    }
 }

@@ -1,6 +1,8 @@
-//! `-j NOTRACK`: placeholder until implemented (SUPPORTED = false, so the
-//! registry treats it as unknown and rules using it are rejected).
+//! `-j NOTRACK`: do not track the connection. iptables 1.8 sends it to the
+//! kernel as `CT` with the notrack and alias flags and prints it back as
+//! `-j NOTRACK` (no options). Raw table only.
 
+use super::ct::check_raw;
 use crate::error::Result;
 use crate::ext::{Call, Ext, Fam, OptDef, ParseCtx, PrintCtx};
 
@@ -10,7 +12,6 @@ pub struct Notrack;
 impl Ext for Notrack {
     const NAME: &'static str = "NOTRACK";
     const FAMILY: Fam = Fam::Both;
-    const SUPPORTED: bool = false;
     const OPTS: &'static [OptDef] = &[];
 
     fn new(_: &ParseCtx) -> Self {
@@ -21,7 +22,55 @@ impl Ext for Notrack {
         Ok(())
     }
 
+    fn finish(&mut self, _: u32, ctx: &ParseCtx) -> Result<()> {
+        check_raw(ctx)
+    }
+
     fn save(&self, _: &PrintCtx, _: &mut String) {}
 
-    fn list(&self, _: &PrintCtx, _: &mut String) {}
+    /// The CT printer's alias branch.
+    fn list(&self, _: &PrintCtx, out: &mut String) {
+        out.push_str(" NOTRACK");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ext::targets::mark::testutil::{err, run};
+    use ruleset::{Family, TableKind};
+
+    #[test]
+    fn forms() {
+        for family in [Family::Ipv4, Family::Ipv6] {
+            for chain in ["PREROUTING", "OUTPUT", "user"] {
+                let got = run(family, TableKind::Raw, chain, "-p udp -j NOTRACK").unwrap();
+                assert_eq!(
+                    got,
+                    (String::new(), " NOTRACK".into(), " NOTRACK".into()),
+                    "{family:?} {chain}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(
+            err(Family::Ipv4, TableKind::Filter, "INPUT", "-j NOTRACK"),
+            "Invalid argument: CT target: only valid in raw table, not filter."
+        );
+        assert_eq!(
+            err(Family::Ipv4, TableKind::Nat, "OUTPUT", "-j NOTRACK"),
+            "Invalid argument: CT target: only valid in raw table, not nat."
+        );
+        assert_eq!(
+            err(
+                Family::Ipv4,
+                TableKind::Raw,
+                "OUTPUT",
+                "-j NOTRACK --notrack"
+            ),
+            "unknown option \"--notrack\""
+        );
+    }
 }

@@ -34,3 +34,44 @@ impl Ext for Trace {
 
     fn list(&self, _: &PrintCtx, _: &mut String) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ext::targets::mark::testutil::{err, run};
+    use ruleset::{Family, TableKind};
+
+    #[test]
+    fn forms() {
+        for family in [Family::Ipv4, Family::Ipv6] {
+            for chain in ["PREROUTING", "OUTPUT", "mychain"] {
+                let got = run(family, TableKind::Raw, chain, "-p tcp -j TRACE").unwrap();
+                assert_eq!(got, (String::new(), String::new(), String::new()));
+            }
+        }
+    }
+
+    #[test]
+    fn errors() {
+        let cases: &[(TableKind, &str, &str)] = &[
+            (
+                TableKind::Filter,
+                "-j TRACE",
+                "Invalid argument: TRACE target: only valid in raw table, not filter.",
+            ),
+            (
+                TableKind::Mangle,
+                "-j TRACE",
+                "Invalid argument: TRACE target: only valid in raw table, not mangle.",
+            ),
+            (
+                TableKind::Security,
+                "-j TRACE",
+                "Invalid argument: TRACE target: only valid in raw table, not security.",
+            ),
+            (TableKind::Raw, "-j TRACE --foo", "unknown option \"--foo\""),
+        ];
+        for (table, rule, want) in cases {
+            assert_eq!(err(Family::Ipv4, *table, "OUTPUT", rule), *want, "{rule}");
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! iptables-restore semantics over the model: all or nothing for the whole
+//! input (stricter than iptables, which commits table by table), tables
+//! replaced wholesale unless `--noflush`, errors tied to their input line.
+//!
+//! Cost: O(lines) plus, with `--noflush`, O(1) undo bookkeeping per change;
+//! without `--noflush` each restored table is built fresh and swapped in.
+
+use super::execute;
+use crate::error::{Error, ExitKind, Style};
+use crate::parse::restore::tokenize;
+use crate::parse::{argv, parse, Command, ParseOpts};
+use crate::rule::Rule;
+use ruleset::{Counters, Family, Policy, Ruleset, Table, TableKind};
+
+/// Options of iptables-restore.
+#[derive(Clone, Copy, Debug)]
+pub struct RestoreOpts<'a> {
+    pub family: Family,
+    /// `-n`: apply lines to the existing tables instead of replacing them.
+    pub noflush: bool,
+    /// `-c`: use `[pkts:bytes]` counters from the input.
+    pub counters: bool,
+    /// `-t`: parse and check only, change nothing.
+    pub test: bool,
+    /// `-T name`: only this table's sections.
+    pub table: Option<TableKind>,
+    /// Program name for messages ("iptables-restore").
+    pub prog: &'a str,
+}
+
+/// A restore failure tied to its input line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestoreError {
+    pub line: usize,
+    pub err: Error,
+}
+
+impl RestoreError {
+    pub fn exit_code(&self) -> i32 {
+        self.err.exit_code()
+    }
+
+    /// Text for stderr, as iptables-restore prints it.
+    pub fn render(&self, prog: &str) -> String {
+        match (self.err.kind, self.err.style) {
+            (_, Style::Plain) if self.err.msg.is_empty() => {
+                format!("{prog}: line {} failed\n", self.line)
+            }
+            (_, Style::Plain) => format!("{prog}: line {} failed: {}\n", self.line, self.err.msg),
+            (ExitKind::Parameter, _) => self.err.render(prog, Some(self.line)),
+            _ => self.err.render(prog, None),
+        }
+    }
+}
+
+/// What a restore did, for reporting.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RestoreStats {
+    pub lines: usize,
+    pub rules: usize,
+    pub tables: usize,
+}
+
+enum Work {
+    /// Built from scratch, swapped in at the end.
+    Fresh(Table<Rule>),
+    /// The live table with an open model transaction.
+    Live,
+}
+
+/// Apply restore input to `rs`. On any error nothing changes.
+pub fn restore(
+    rs: &mut Ruleset<Rule>,
+    input: &str,
+    o: &RestoreOpts,
+) -> Result<RestoreStats, RestoreError> {
+    // Upper bound of the rules to come, so fresh tables grow once: counting
+    // newlines is a vectorised pass, far cheaper than repeated rehashing.
+    let lines = input.as_bytes().iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut r = Restorer {
+        rs,
+        o: *o,
+        work: Vec::new(),
+        stats: RestoreStats::default(),
+        reserve: lines,
+    };
+    let res = r.run(input);
+    match res {
+        Ok(()) if !o.test => {
+            r.commit();
+            Ok(r.stats)
+        }
+        Ok(()) => {
+            r.abort();
+            Ok(r.stats)
+        }
+        Err(e) => {
+            r.abort();
+            Err(e)
+        }
+    }
+}
+
+struct Restorer<'r> {
+    rs: &'r mut Ruleset<Rule>,
+    o: RestoreOpts<'r>,
+    work: Vec<(TableKind, Work)>,
+    stats: RestoreStats,
+    /// Rules to reserve room for in the next fresh table.
+    reserve: usize,
+}
+
+fn err(line: usize, e: Error) -> RestoreError {
+    RestoreError { line, err: e }
+}
+
+impl<'r> Restorer<'r> {
+    fn table_mut(&mut self, kind: TableKind) -> &mut Table<Rule> {
+        let family = self.o.family;
+        match self.work.iter().position(|(k, _)| *k == kind) {
+            Some(i) => match &mut self.work[i].1 {
+                Work::Fresh(t) => t,
+                Work::Live => self.rs.table_mut(family, kind),
+            },
+            None => {
+                let t = self.rs.table_mut(family, kind);
+                t.begin();
+                self.work.push((kind, Work::Live));
+                self.rs.table_mut(family, kind)
+            }
+        }
+    }
+
+    /// `*table` without --noflush: start the table afresh.
+    fn start_fresh(&mut self, kind: TableKind) {
+        let mut fresh = Table::new(self.o.family, kind);
+        fresh.reserve(std::mem::take(&mut self.reserve));
+        match self.work.iter().position(|(k, _)| *k == kind) {
+            Some(i) => {
+                if let Work::Live = self.work[i].1 {
+                    self.rs.table_mut(self.o.family, kind).rollback();
+                }
+                self.work[i].1 = Work::Fresh(fresh);
+            }
+            None => self.work.push((kind, Work::Fresh(fresh))),
+        }
+    }
+
+    fn commit(&mut self) {
+        for (kind, w) in std::mem::take(&mut self.work) {
+            match w {
+                Work::Fresh(t) => {
+                    self.rs.replace_table(t);
+                }
+                Work::Live => self.rs.table_mut(self.o.family, kind).commit(),
+            }
+        }
+    }
+
+    fn abort(&mut self) {
+        for (kind, w) in std::mem::take(&mut self.work) {
+            if let Work::Live = w {
+                self.rs.table_mut(self.o.family, kind).rollback();
+            }
+        }
+    }
+
+    fn run(&mut self, input: &str) -> Result<(), RestoreError> {
+        let mut current: Option<TableKind> = None;
+        // A section of a table excluded by `-T` is skipped line by line.
+        let mut skipping = false;
+        let mut lineno = 0usize;
+        for raw in input.split_inclusive('\n') {
+            lineno += 1;
+            let line = raw.strip_suffix('\n').unwrap_or(raw);
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if current.is_some() && line == "COMMIT" {
+                current = None;
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix('*') {
+                if current.is_some() {
+                    return Err(err(
+                        lineno,
+                        Error::bare(format!(
+                            "Bad argument `{}'",
+                            line.split_ascii_whitespace().next().unwrap_or(line)
+                        )),
+                    ));
+                }
+                let name = rest.split_ascii_whitespace().next().ok_or_else(|| {
+                    err(
+                        lineno,
+                        Error::param(format!("{}: line {lineno} table name invalid", self.o.prog)),
+                    )
+                })?;
+                let kind = TableKind::from_name(name).ok_or_else(|| {
+                    err(
+                        lineno,
+                        Error::param(format!(
+                            "{}: line {lineno} table name '{name}' invalid",
+                            self.o.prog
+                        )),
+                    )
+                })?;
+                if self.o.table.is_some_and(|t| t != kind) {
+                    skipping = true;
+                    continue;
+                }
+                skipping = false;
+                self.stats.tables += 1;
+                if !self.o.noflush {
+                    self.start_fresh(kind);
+                } else {
+                    self.table_mut(kind);
+                }
+                current = Some(kind);
+                continue;
+            }
+            if skipping {
+                continue;
+            }
+            let Some(kind) = current else {
+                return Err(err(lineno, Error::op("")));
+            };
+            if let Some(rest) = line.strip_prefix(':') {
+                self.chain_line(kind, rest, lineno)?;
+                continue;
+            }
+            self.rule_line(kind, line, lineno)?;
+        }
+        self.stats.lines = lineno;
+        if current.is_some() {
+            return Err(err(
+                lineno + 1,
+                Error {
+                    kind: ExitKind::Other,
+                    style: Style::Bare,
+                    msg: format!("{}: COMMIT expected at line {}", self.o.prog, lineno + 1),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    fn chain_line(
+        &mut self,
+        kind: TableKind,
+        rest: &str,
+        lineno: usize,
+    ) -> Result<(), RestoreError> {
+        let prog = self.o.prog;
+        let mut it = rest.split_ascii_whitespace();
+        let chain = it.next().ok_or_else(|| {
+            err(
+                lineno,
+                Error::param(format!("{prog}: line {lineno} chain name invalid")),
+            )
+        })?;
+        argv::check_chain_name(chain).or_else(|e| {
+            // Built-in chain names are fine here even where they'd clash.
+            if kind.builtin_chains().contains(&chain) {
+                Ok(())
+            } else {
+                Err(err(lineno, e))
+            }
+        })?;
+        let policy = it.next().ok_or_else(|| {
+            err(
+                lineno,
+                Error::param(format!("{prog}: line {lineno} policy invalid")),
+            )
+        })?;
+        let counters_on = self.o.counters;
+        let t = self.table_mut(kind);
+        if t.is_builtin(chain) {
+            let ctrs = it.next();
+            let parsed = ctrs.map(parse_bracket_counters);
+            if (ctrs.is_none() && counters_on) || matches!(parsed, Some(None)) {
+                return Err(err(
+                    lineno,
+                    Error::param(format!("invalid policy counters for chain '{chain}'")),
+                ));
+            }
+            let p = match policy {
+                "ACCEPT" => Policy::Accept,
+                "DROP" => Policy::Drop,
+                _ => return Err(err(
+                    lineno,
+                    Error::other(format!(
+                        "Can't set policy `{policy}' on `{chain}' line {lineno}: Invalid argument"
+                    )),
+                )),
+            };
+            let c = if counters_on { parsed.flatten() } else { None };
+            t.set_policy(chain, p, c)
+                .map_err(|e| err(lineno, Error::op(e.to_string())))?;
+        } else if t.chain(chain).is_some() {
+            // An existing user chain is flushed (restore --noflush semantics).
+            t.flush_chain(chain)
+                .map_err(|e| err(lineno, Error::op(e.to_string())))?;
+        } else {
+            t.new_chain(chain).map_err(|e| {
+                err(
+                    lineno,
+                    Error::param(format!("cannot create chain '{chain}' ({e})")),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    fn rule_line(
+        &mut self,
+        kind: TableKind,
+        line: &str,
+        lineno: usize,
+    ) -> Result<(), RestoreError> {
+        let mut body = line;
+        let mut counters: Option<Counters> = None;
+        if line.starts_with('[') {
+            let close = line
+                .find(']')
+                .ok_or_else(|| err(lineno, Error::param(format!("Bad line {lineno}: need ]"))))?;
+            let inner = &line[1..close];
+            let (p, b) = inner
+                .split_once(':')
+                .ok_or_else(|| err(lineno, Error::param(format!("Bad line {lineno}: need :"))))?;
+            if b.is_empty() {
+                return Err(err(
+                    lineno,
+                    Error::param(format!("Bad line {lineno}: need ]")),
+                ));
+            }
+            if self.o.counters {
+                let pk = leading_u64(p).ok_or_else(|| {
+                    err(
+                        lineno,
+                        Error::param("--set-counters packet counter not numeric"),
+                    )
+                })?;
+                let by = leading_u64(b).ok_or_else(|| {
+                    err(
+                        lineno,
+                        Error::param("--set-counters byte counter not numeric"),
+                    )
+                })?;
+                counters = Some(Counters {
+                    packets: pk,
+                    bytes: by,
+                });
+            }
+            body = &line[close + 1..];
+        }
+        let owned;
+        let words: Vec<&str> = if body.contains('"') {
+            owned = tokenize(body).map_err(|e| err(lineno, e))?;
+            owned.iter().map(String::as_str).collect()
+        } else {
+            body.split_ascii_whitespace().collect()
+        };
+        let po = ParseOpts {
+            family: self.o.family,
+            restore: true,
+            table: Some(kind),
+            prog: self.o.prog,
+        };
+        let mut parsed = parse(&words, po).map_err(|e| err(lineno, e))?;
+        if let Some(c) = counters {
+            if parsed.counters.is_some() {
+                return Err(err(
+                    lineno,
+                    Error::param("multiple --set-counters options not allowed"),
+                ));
+            }
+            parsed.counters = Some(c);
+        }
+        if matches!(parsed.command, Command::Help | Command::Version) {
+            return Ok(());
+        }
+        self.stats.rules += parsed.rules.len();
+        let mut sink = String::new();
+        let t = self.table_mut(kind);
+        execute(t, &parsed, &mut sink).map_err(|e| err(lineno, e))
+    }
+}
+
+/// `[pkts:bytes]` as sscanf("[%llu:%llu]") reads it.
+fn parse_bracket_counters(s: &str) -> Option<Counters> {
+    let inner = s.strip_prefix('[')?;
+    let (p, rest) = inner.split_once(':')?;
+    let packets = leading_u64(p)?;
+    let bytes = leading_u64(rest)?;
+    Some(Counters { packets, bytes })
+}
+
+fn leading_u64(s: &str) -> Option<u64> {
+    let t = s.trim_start();
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if end == 0 {
+        return None;
+    }
+    t[..end].parse().ok()
+}
