@@ -14,6 +14,8 @@ pub enum ExitKind {
     Other = 1,
     /// exit 2: PARAMETER_PROBLEM
     Parameter = 2,
+    /// exit 3: VERSION_PROBLEM (e.g. an unknown table)
+    Version = 3,
     /// exit 4: RESOURCE_PROBLEM
     Resource = 4,
 }
@@ -43,6 +45,14 @@ impl Error {
     pub fn param(msg: impl Into<String>) -> Self {
         Error {
             kind: ExitKind::Parameter,
+            style: Style::Versioned,
+            msg: msg.into(),
+        }
+    }
+    /// A version problem (exit 3): printed with "Perhaps ... upgraded".
+    pub fn version(msg: impl Into<String>) -> Self {
+        Error {
+            kind: ExitKind::Version,
             style: Style::Versioned,
             msg: msg.into(),
         }
@@ -107,6 +117,11 @@ impl Error {
                     s.push('\n');
                 }
             }
+        }
+        if self.kind == ExitKind::Version {
+            s.push_str(&format!(
+                "Perhaps {prog} or your kernel needs to be upgraded.\n"
+            ));
         }
         if self.kind == ExitKind::Parameter && self.style != Style::Plain {
             if let Some(l) = line {

@@ -117,6 +117,9 @@ pub fn proto_name(num: u8, lookup: bool) -> Option<&'static str> {
 /// An IPv4 dotted quad as xtables reads it: 1 to 4 parts, missing trailing
 /// parts are zero for addresses ("10" is 10.0.0.0); masks need all four.
 pub fn parse_v4_numeric(s: &str, is_mask: bool) -> Option<[u8; 4]> {
+    if let Some(a) = fast_v4(s) {
+        return Some(a);
+    }
     let mut out = [0u8; 4];
     let mut parts = s.split('.');
     for (i, slot) in out.iter_mut().enumerate() {
@@ -136,6 +139,44 @@ pub fn parse_v4_numeric(s: &str, is_mask: bool) -> Option<[u8; 4]> {
     Some(out)
 }
 
+/// The common case of `parse_v4_numeric`: four plain decimal parts without
+/// leading zeros (which strtoul would read as octal). `None` means "use the
+/// general parser", not "invalid". Restore of large files spends most of its
+/// parsing time on addresses, so this avoids the generic number parser.
+fn fast_v4(s: &str) -> Option<[u8; 4]> {
+    let b = s.as_bytes();
+    let mut out = [0u8; 4];
+    let mut part = 0usize;
+    let mut val: u32 = 0;
+    let mut digits = 0u32;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                if digits == 1 && val == 0 {
+                    return None;
+                }
+                val = val * 10 + u32::from(c - b'0');
+                digits += 1;
+                if digits > 3 || val > 255 {
+                    return None;
+                }
+            }
+            b'.' if digits > 0 && part < 3 && i + 1 < b.len() => {
+                out[part] = val as u8;
+                part += 1;
+                val = 0;
+                digits = 0;
+            }
+            _ => return None,
+        }
+    }
+    if part != 3 || digits == 0 {
+        return None;
+    }
+    out[3] = val as u8;
+    Some(out)
+}
+
 /// Parse an IPv4 mask: dotted quad or a prefix length 0..=32.
 pub fn parse_v4_mask(s: &str) -> Result<[u8; 4]> {
     if s.contains('.') {
@@ -143,7 +184,15 @@ pub fn parse_v4_mask(s: &str) -> Result<[u8; 4]> {
             return Ok(m);
         }
     }
-    let bits = parse_uint(s, 0, 32)
+    // Plain decimal prefix lengths (the usual "/32") skip the generic parser.
+    let fast = match s.as_bytes() {
+        [d @ b'0'..=b'9'] => Some(u64::from(d - b'0')),
+        [a @ b'1'..=b'9', d @ b'0'..=b'9'] => Some(u64::from(a - b'0') * 10 + u64::from(d - b'0')),
+        _ => None,
+    };
+    let bits = fast
+        .filter(|b| *b <= 32)
+        .or_else(|| parse_uint(s, 0, 32))
         .ok_or_else(|| Error::param(format!("invalid mask `{s}' specified")))?;
     let m: u32 = if bits == 0 {
         0
@@ -178,7 +227,7 @@ pub fn prefix_to_mask16(bits: u32) -> [u8; 16] {
 /// an unknown host.
 pub fn parse_host_mask(s: &str, v6: bool) -> Result<([u8; 16], [u8; 16])> {
     let s = s.trim_start();
-    let (host, mask) = match s.rfind('/') {
+    let (host, mask) = match s.as_bytes().iter().rposition(|&b| b == b'/') {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
         None => (s, None),
     };
@@ -380,59 +429,7 @@ pub fn save_string(out: &mut String, value: &str) {
     out.push('"');
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strtoul_bases() {
-        let cases: &[(&str, Option<u64>)] = &[
-            ("10", Some(10)),
-            ("0x10", Some(16)),
-            ("010", Some(8)),
-            ("0", Some(0)),
-            ("", None),
-            ("-1", None),
-            ("4294967296", Some(4294967296)),
-            ("18446744073709551616", None),
-            ("12a", None),
-        ];
-        for (s, want) in cases {
-            assert_eq!(parse_uint(s, 0, u64::MAX), *want, "{s}");
-        }
-    }
-
-    #[test]
-    fn v6_text_matches_inet_ntop() {
-        let cases = [
-            ("::", "::"),
-            ("::1", "::1"),
-            ("1:0:2:3:4:5:6:7", "1:0:2:3:4:5:6:7"),
-            ("1:0:0:2::3", "1:0:0:2::3"),
-            ("1:0:0:2:3:0:0:4", "1::2:3:0:0:4"),
-            ("::ffff:1.2.3.4", "::ffff:1.2.3.4"),
-            ("::1.2.3.4", "::1.2.3.4"),
-            ("fe80::", "fe80::"),
-            ("2001:db8::1:0:0:1", "2001:db8::1:0:0:1"),
-        ];
-        for (inp, want) in cases {
-            let a: Ipv6Addr = inp.parse().unwrap();
-            let mut s = String::new();
-            fmt_v6(&mut s, &a.octets());
-            assert_eq!(s, want, "{inp}");
-        }
-    }
-
-    #[test]
-    fn masks() {
-        assert_eq!(mask_prefix(&[255, 255, 255, 0]), Some(24));
-        assert_eq!(mask_prefix(&[255, 0, 255, 0]), None);
-        assert_eq!(mask_prefix(&[0, 0, 0, 0]), Some(0));
-        assert_eq!(mask_prefix(&[255, 254, 0, 0]), Some(15));
-    }
-}
-
-// ------------------------------------------------ ranges (extA: ah, esp, frag, length)
+// ------------------------------------------------ ranges (ah, esp, frag, length)
 
 /// xtables' two-component integer range option (XTTYPE_UINT16RC/UINT32RC):
 /// `a`, `a:b`, `a:`, `:b`, `:` (an empty component is the minimum first and
@@ -480,7 +477,7 @@ pub fn parse_uint_range(ext: &str, opt: &str, arg: &str, max: u64) -> Result<(u6
 }
 
 // ------------------------------------------------------------------------
-// Helpers of the extC modules (addrtype, mac, owner, rpfilter, physdev and
+// Helpers of the modules (addrtype, mac, owner, rpfilter, physdev and
 // mark/connmark): the kernel's per-hook checks and xtables' mark/mask parser.
 
 /// A failed kernel check (`checkentry` returning -EINVAL): legacy iptables
@@ -550,7 +547,7 @@ pub fn parse_val_mask(ext: &str, opt: &str, arg: &str) -> Result<(u32, u32)> {
 }
 
 // ------------------------------------------------------------------------
-// Helpers of the extB modules (conntrack, recent): addresses as
+// Helpers of the modules (conntrack, recent): addresses as
 // getaddrinfo() reads them (XTTYPE_HOST), without DNS.
 
 /// An IPv4 address in any form `inet_aton` takes, whole string only: 1 to 4
@@ -615,7 +612,7 @@ pub fn parse_gai_host(s: &str, v6: bool) -> Result<[u8; 16]> {
 }
 
 #[cfg(test)]
-mod extb_tests {
+mod address_tests {
     use super::*;
 
     #[test]
@@ -654,5 +651,115 @@ mod extb_tests {
             parse_gai_host("example.org", false).unwrap_err().msg,
             "getaddrinfo: Name or service not known\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strtoul_bases() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("10", Some(10)),
+            ("0x10", Some(16)),
+            ("010", Some(8)),
+            ("0", Some(0)),
+            ("", None),
+            ("-1", None),
+            ("4294967296", Some(4294967296)),
+            ("18446744073709551616", None),
+            ("12a", None),
+        ];
+        for (s, want) in cases {
+            assert_eq!(parse_uint(s, 0, u64::MAX), *want, "{s}");
+        }
+    }
+
+    #[test]
+    fn v6_text_matches_inet_ntop() {
+        let cases = [
+            ("::", "::"),
+            ("::1", "::1"),
+            ("1:0:2:3:4:5:6:7", "1:0:2:3:4:5:6:7"),
+            ("1:0:0:2::3", "1:0:0:2::3"),
+            ("1:0:0:2:3:0:0:4", "1::2:3:0:0:4"),
+            ("::ffff:1.2.3.4", "::ffff:1.2.3.4"),
+            ("::1.2.3.4", "::1.2.3.4"),
+            ("fe80::", "fe80::"),
+            ("2001:db8::1:0:0:1", "2001:db8::1:0:0:1"),
+        ];
+        for (inp, want) in cases {
+            let a: Ipv6Addr = inp.parse().unwrap();
+            let mut s = String::new();
+            fmt_v6(&mut s, &a.octets());
+            assert_eq!(s, want, "{inp}");
+        }
+    }
+
+    #[test]
+    fn v4_fast_path_agrees_with_the_general_parser() {
+        let cases = [
+            "1.2.3.4",
+            "10.0.0.1",
+            "255.255.255.255",
+            "0.0.0.0",
+            "010.1.1.1",
+            "1.2.3",
+            "1.2.3.4.5",
+            "256.1.1.1",
+            "1..2.3",
+            "1.2.3.",
+            ".1.2.3",
+            "0x1.2.3.4",
+            "00.1.2.3",
+            "1.2.3.04",
+            "1.2.3.1000",
+            "",
+        ];
+        for c in cases {
+            // The general rule: 1..=4 parts, each strtoul base 0 in 0..=255.
+            let general = {
+                let parts: Vec<&str> = c.split('.').collect();
+                let vals: Option<Vec<u8>> = parts
+                    .iter()
+                    .map(|p| parse_uint(p, 0, 255).map(|v| v as u8))
+                    .collect();
+                match vals {
+                    Some(v) if !v.is_empty() && v.len() <= 4 => {
+                        let mut out = [0u8; 4];
+                        out[..v.len()].copy_from_slice(&v);
+                        Some(out)
+                    }
+                    _ => None,
+                }
+            };
+            if let Some(fast) = fast_v4(c) {
+                assert_eq!(Some(fast), general, "{c}");
+            }
+            assert_eq!(parse_v4_numeric(c, false), general, "{c}");
+        }
+        let masks = [
+            ("32", Some(32)),
+            ("0", Some(0)),
+            ("8", Some(8)),
+            ("33", None),
+            ("032", Some(26)),
+            ("0x10", Some(16)),
+        ];
+        for (m, want) in masks {
+            let got = parse_v4_mask(m)
+                .ok()
+                .map(|a| u32::from_be_bytes(a).leading_ones());
+            assert_eq!(got, want, "{m}");
+        }
+    }
+
+    #[test]
+    fn masks() {
+        assert_eq!(mask_prefix(&[255, 255, 255, 0]), Some(24));
+        assert_eq!(mask_prefix(&[255, 0, 255, 0]), None);
+        assert_eq!(mask_prefix(&[0, 0, 0, 0]), Some(0));
+        assert_eq!(mask_prefix(&[255, 254, 0, 0]), Some(15));
     }
 }

@@ -157,18 +157,28 @@ impl SeqTree {
         assert!(self.len < u32::MAX as usize, "SeqTree full");
         let mut k = k;
         let mut node = self.root;
+        // Appending (the common case: restore, `-A`) follows the last child at
+        // every level instead of scanning the counts: O(height).
+        let append = k == self.len;
         for _ in 0..self.height {
             let inner = &mut self.inners[node as usize];
             let last = inner.counts.len() - 1;
             let mut i = 0;
-            // Ties go left: position 0 lands in the first leaf, position len in
-            // the last one.
-            while i < last && k > inner.counts[i] as usize {
-                k -= inner.counts[i] as usize;
-                i += 1;
+            if append {
+                i = last;
+            } else {
+                // Ties go left: position 0 lands in the first leaf, position
+                // len in the last one.
+                while i < last && k > inner.counts[i] as usize {
+                    k -= inner.counts[i] as usize;
+                    i += 1;
+                }
             }
             inner.counts[i] += 1;
             node = inner.children[i];
+        }
+        if append {
+            k = self.leaves[node as usize].items.len();
         }
         self.len += 1;
         let leaf = &mut self.leaves[node as usize];

@@ -34,6 +34,7 @@
 //! `model_overhead_bytes` measures it on a live table.
 
 mod hash;
+mod ids;
 mod index;
 #[cfg(test)]
 mod tests;
@@ -43,7 +44,8 @@ use std::mem::size_of;
 
 use crate::seqtree::{SeqTree, NIL};
 use crate::{ChainId, Counters, Error, Family, Policy, RuleBody, RuleId, TableKind};
-use hash::{spec_key, FxMap, FxSet, IdKey};
+use hash::{spec_key, FxMap, FxSet};
+use ids::IdIndex;
 use undo::Op;
 pub use undo::Undo;
 
@@ -57,7 +59,7 @@ pub struct Table<R: RuleBody> {
     names: FxMap<Box<str>, ChainId>,
     rules: Vec<Option<Rule<R>>>,
     free: Vec<u32>,
-    ids: FxMap<IdKey, u32>,
+    ids: IdIndex,
     spec: FxMap<u32, u32>,
     /// Greater than every live rule id.
     next_id: u64,
@@ -143,7 +145,7 @@ impl<R: RuleBody> Table<R> {
             names: FxMap::default(),
             rules: Vec::new(),
             free: Vec::new(),
-            ids: FxMap::default(),
+            ids: IdIndex::default(),
             spec: FxMap::default(),
             next_id: 1,
             undo: None,
@@ -413,7 +415,7 @@ impl<R: RuleBody> Table<R> {
     ) -> Result<RuleId, Error> {
         let cid = self.cid(chain)?;
         self.check_jump(cid, &body)?;
-        let id = if id.0 == 0 || self.ids.contains_key(&IdKey::new(id)) {
+        let id = if id.0 == 0 || self.ids.contains(id) {
             self.alloc_id()
         } else {
             self.next_id = self.next_id.max(id.0.saturating_add(1));
@@ -543,7 +545,7 @@ impl<R: RuleBody> Table<R> {
 
     /// Chain, 1-based position and view of the rule with this id. O(log n).
     pub fn rule_by_id(&self, id: RuleId) -> Option<(ChainId, usize, RuleView<'_, R>)> {
-        let slot = *self.ids.get(&IdKey::new(id))?;
+        let slot = self.ids.get(id)?;
         let r = self.rec(slot);
         Some((ChainId(r.chain), self.position(slot) + 1, view(r)))
     }
@@ -667,7 +669,7 @@ impl<R: RuleBody> Table<R> {
             + self.names.keys().map(|k| k.len()).sum::<usize>();
         slab + chains
             + names
-            + map_bytes(self.ids.capacity(), size_of::<(IdKey, u32)>())
+            + self.ids.heap_bytes(map_bytes)
             + map_bytes(self.spec.capacity(), size_of::<(u32, u32)>())
     }
 }

@@ -56,6 +56,19 @@ fn map_err(op: Op, e: M) -> Error {
     }
 }
 
+/// As [`execute`], taking the command by value so a single appended rule is
+/// moved into the model instead of copied (the restore hot path).
+pub fn execute_owned(t: &mut Table<Rule>, mut p: Parsed, out: &mut String) -> Result<()> {
+    if let (Command::Append(chain), 1) = (&p.command, p.rules.len()) {
+        let counters = p.counters.unwrap_or_default();
+        let rule = p.rules.pop().expect("one rule");
+        t.append(chain, rule, counters)
+            .map_err(|e| map_err(Op::Rule, e))?;
+        return Ok(());
+    }
+    execute(t, &p, out)
+}
+
 /// Run a multi-step mutation atomically: on error the table is rolled back.
 fn atomically<F>(t: &mut Table<Rule>, f: F) -> Result<()>
 where
@@ -79,20 +92,13 @@ where
 pub fn execute(t: &mut Table<Rule>, p: &Parsed, out: &mut String) -> Result<()> {
     let counters = p.counters.unwrap_or_default();
     match &p.command {
-        Command::Append(chain) => {
-            if p.rules.len() == 1 {
-                t.append(chain, p.rules[0].clone(), counters)
+        Command::Append(chain) => atomically(t, |t| {
+            for r in &p.rules {
+                t.append(chain, r.clone(), counters)
                     .map_err(|e| map_err(Op::Rule, e))?;
-                return Ok(());
             }
-            atomically(t, |t| {
-                for r in &p.rules {
-                    t.append(chain, r.clone(), counters)
-                        .map_err(|e| map_err(Op::Rule, e))?;
-                }
-                Ok(())
-            })
-        }
+            Ok(())
+        }),
         Command::Insert(chain, n) => atomically(t, |t| {
             for r in &p.rules {
                 t.insert(chain, *n, r.clone(), counters)

@@ -5,7 +5,7 @@
 //! Cost: O(lines) plus, with `--noflush`, O(1) undo bookkeeping per change;
 //! without `--noflush` each restored table is built fresh and swapped in.
 
-use super::execute;
+use super::execute_owned;
 use crate::error::{Error, ExitKind, Style};
 use crate::parse::restore::tokenize;
 use crate::parse::{argv, parse, Command, ParseOpts};
@@ -63,7 +63,7 @@ pub struct RestoreStats {
 
 enum Work {
     /// Built from scratch, swapped in at the end.
-    Fresh(Table<Rule>),
+    Fresh(Box<Table<Rule>>),
     /// The live table with an open model transaction.
     Live,
 }
@@ -140,9 +140,9 @@ impl<'r> Restorer<'r> {
                 if let Work::Live = self.work[i].1 {
                     self.rs.table_mut(self.o.family, kind).rollback();
                 }
-                self.work[i].1 = Work::Fresh(fresh);
+                self.work[i].1 = Work::Fresh(Box::new(fresh));
             }
-            None => self.work.push((kind, Work::Fresh(fresh))),
+            None => self.work.push((kind, Work::Fresh(Box::new(fresh)))),
         }
     }
 
@@ -150,7 +150,7 @@ impl<'r> Restorer<'r> {
         for (kind, w) in std::mem::take(&mut self.work) {
             match w {
                 Work::Fresh(t) => {
-                    self.rs.replace_table(t);
+                    self.rs.replace_table(*t);
                 }
                 Work::Live => self.rs.table_mut(self.o.family, kind).commit(),
             }
@@ -166,6 +166,7 @@ impl<'r> Restorer<'r> {
     }
 
     fn run(&mut self, input: &str) -> Result<(), RestoreError> {
+        let mut words: Vec<&str> = Vec::with_capacity(32);
         let mut current: Option<TableKind> = None;
         // A section of a table excluded by `-T` is skipped line by line.
         let mut skipping = false;
@@ -230,7 +231,7 @@ impl<'r> Restorer<'r> {
                 self.chain_line(kind, rest, lineno)?;
                 continue;
             }
-            self.rule_line(kind, line, lineno)?;
+            self.rule_line(kind, line, lineno, &mut words)?;
         }
         self.stats.lines = lineno;
         if current.is_some() {
@@ -288,12 +289,14 @@ impl<'r> Restorer<'r> {
             let p = match policy {
                 "ACCEPT" => Policy::Accept,
                 "DROP" => Policy::Drop,
-                _ => return Err(err(
-                    lineno,
-                    Error::other(format!(
+                _ => {
+                    return Err(err(
+                        lineno,
+                        Error::other(format!(
                         "Can't set policy `{policy}' on `{chain}' line {lineno}: Invalid argument"
                     )),
-                )),
+                    ))
+                }
             };
             let c = if counters_on { parsed.flatten() } else { None };
             t.set_policy(chain, p, c)
@@ -313,11 +316,12 @@ impl<'r> Restorer<'r> {
         Ok(())
     }
 
-    fn rule_line(
+    fn rule_line<'a>(
         &mut self,
         kind: TableKind,
-        line: &str,
+        line: &'a str,
         lineno: usize,
+        words: &mut Vec<&'a str>,
     ) -> Result<(), RestoreError> {
         let mut body = line;
         let mut counters: Option<Counters> = None;
@@ -356,11 +360,16 @@ impl<'r> Restorer<'r> {
             body = &line[close + 1..];
         }
         let owned;
-        let words: Vec<&str> = if body.contains('"') {
+        let quoted: Vec<&str>;
+        let words: &[&str] = if body.as_bytes().contains(&b'"') {
             owned = tokenize(body).map_err(|e| err(lineno, e))?;
-            owned.iter().map(String::as_str).collect()
+            quoted = owned.iter().map(String::as_str).collect();
+            &quoted
         } else {
-            body.split_ascii_whitespace().collect()
+            // The buffer is reused across lines: no allocation per line.
+            words.clear();
+            words.extend(body.split_ascii_whitespace());
+            words
         };
         let po = ParseOpts {
             family: self.o.family,
@@ -368,7 +377,7 @@ impl<'r> Restorer<'r> {
             table: Some(kind),
             prog: self.o.prog,
         };
-        let mut parsed = parse(&words, po).map_err(|e| err(lineno, e))?;
+        let mut parsed = parse(words, po).map_err(|e| err(lineno, e))?;
         if let Some(c) = counters {
             if parsed.counters.is_some() {
                 return Err(err(
@@ -384,7 +393,7 @@ impl<'r> Restorer<'r> {
         self.stats.rules += parsed.rules.len();
         let mut sink = String::new();
         let t = self.table_mut(kind);
-        execute(t, &parsed, &mut sink).map_err(|e| err(lineno, e))
+        execute_owned(t, parsed, &mut sink).map_err(|e| err(lineno, e))
     }
 }
 

@@ -6,15 +6,15 @@
 //! Cost: O(words × options of loaded extensions); no allocation per word
 //! beyond the rule being built.
 
-use super::{Command, ListFlags, Parsed};
+use super::Parsed;
 use crate::error::{Error, Result};
 use crate::ext::{self, Arg, Call, Cursor, Match, OptDef, ParseCtx, TargetExt};
 use crate::opt;
-use crate::rule::{inv, Addr, Iface, Rule, Target};
-use ruleset::{Counters, Family, Policy, TableKind};
+use crate::rule::{inv, Iface};
+use ruleset::{Counters, Family, TableKind};
 
-/// Maximum chain/target name length + 1 (XT_EXTENSION_MAXNAMELEN).
-pub const MAXNAMELEN: usize = 29;
+use super::options::*;
+pub use super::options::{check_chain_name, MAXNAMELEN};
 
 /// Options of the parse that come from how we were invoked.
 #[derive(Clone, Copy, Debug)]
@@ -27,273 +27,14 @@ pub struct ParseOpts<'a> {
     pub prog: &'a str,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Main {
-    Append,
-    Check,
-    Delete,
-    Insert,
-    Replace,
-    List,
-    ListRules,
-    Flush,
-    Zero,
-    NewChain,
-    DeleteChain,
-    Rename,
-    Policy,
-    Source,
-    Dest,
-    Proto,
-    InIface,
-    Jump,
-    Table,
-    Match,
-    Numeric,
-    OutIface,
-    Verbose,
-    Wait,
-    WaitInterval,
-    Exact,
-    Frag,
-    Version,
-    Help,
-    LineNumbers,
-    Modprobe,
-    Counters,
-    Goto,
-    Ipv4,
-    Ipv6,
-}
-
-/// (long name, has_arg, id). Order matters for prefix matching, as in getopt.
-const MAIN_LONG: &[(&str, Arg, Main)] = &[
-    ("append", Arg::Required, Main::Append),
-    ("delete", Arg::Required, Main::Delete),
-    ("check", Arg::Required, Main::Check),
-    ("insert", Arg::Required, Main::Insert),
-    ("replace", Arg::Required, Main::Replace),
-    ("list", Arg::Optional, Main::List),
-    ("list-rules", Arg::Optional, Main::ListRules),
-    ("flush", Arg::Optional, Main::Flush),
-    ("zero", Arg::Optional, Main::Zero),
-    ("new-chain", Arg::Required, Main::NewChain),
-    ("delete-chain", Arg::Optional, Main::DeleteChain),
-    ("rename-chain", Arg::Required, Main::Rename),
-    ("policy", Arg::Required, Main::Policy),
-    ("source", Arg::Required, Main::Source),
-    ("destination", Arg::Required, Main::Dest),
-    ("src", Arg::Required, Main::Source),
-    ("dst", Arg::Required, Main::Dest),
-    ("protocol", Arg::Required, Main::Proto),
-    ("in-interface", Arg::Required, Main::InIface),
-    ("jump", Arg::Required, Main::Jump),
-    ("table", Arg::Required, Main::Table),
-    ("match", Arg::Required, Main::Match),
-    ("numeric", Arg::None, Main::Numeric),
-    ("out-interface", Arg::Required, Main::OutIface),
-    ("verbose", Arg::None, Main::Verbose),
-    ("wait", Arg::Optional, Main::Wait),
-    ("wait-interval", Arg::Optional, Main::WaitInterval),
-    ("exact", Arg::None, Main::Exact),
-    ("fragments", Arg::None, Main::Frag),
-    ("version", Arg::None, Main::Version),
-    ("help", Arg::Optional, Main::Help),
-    ("line-numbers", Arg::None, Main::LineNumbers),
-    ("modprobe", Arg::Required, Main::Modprobe),
-    ("set-counters", Arg::Required, Main::Counters),
-    ("goto", Arg::Required, Main::Goto),
-    ("ipv4", Arg::None, Main::Ipv4),
-    ("ipv6", Arg::None, Main::Ipv6),
-];
-
-/// Short options: (char, has_arg). From iptables' optstring.
-fn short_opt(c: char) -> Option<(Arg, Main)> {
-    use Main::*;
-    Some(match c {
-        'A' => (Arg::Required, Append),
-        'C' => (Arg::Required, Check),
-        'D' => (Arg::Required, Delete),
-        'E' => (Arg::Required, Rename),
-        'F' => (Arg::Optional, Flush),
-        'I' => (Arg::Required, Insert),
-        'L' => (Arg::Optional, List),
-        'M' => (Arg::Required, Modprobe),
-        'N' => (Arg::Required, NewChain),
-        'P' => (Arg::Required, Policy),
-        'R' => (Arg::Required, Replace),
-        'S' => (Arg::Optional, ListRules),
-        'V' => (Arg::None, Version),
-        'X' => (Arg::Optional, DeleteChain),
-        'Z' => (Arg::Optional, Zero),
-        'c' => (Arg::Required, Counters),
-        'd' => (Arg::Required, Dest),
-        'i' => (Arg::Required, InIface),
-        'j' => (Arg::Required, Jump),
-        'o' => (Arg::Required, OutIface),
-        'p' => (Arg::Required, Proto),
-        's' => (Arg::Required, Source),
-        't' => (Arg::Required, Table),
-        'v' => (Arg::None, Verbose),
-        'W' => (Arg::Optional, WaitInterval),
-        '4' => (Arg::None, Ipv4),
-        '6' => (Arg::None, Ipv6),
-        'f' => (Arg::None, Frag),
-        'g' => (Arg::Required, Goto),
-        'h' => (Arg::Optional, Help),
-        'm' => (Arg::Required, Match),
-        'n' => (Arg::None, Numeric),
-        'w' => (Arg::Optional, Wait),
-        'x' => (Arg::None, Exact),
-        _ => return None,
-    })
-}
-
-// Option bits for "multiple X options not allowed" and the option/command check.
-const O_NUMERIC: u32 = 1 << 0;
-const O_SOURCE: u32 = 1 << 1;
-const O_DEST: u32 = 1 << 2;
-const O_PROTO: u32 = 1 << 3;
-const O_JUMP: u32 = 1 << 4;
-const O_VERBOSE: u32 = 1 << 5;
-const O_EXACT: u32 = 1 << 6;
-const O_IN: u32 = 1 << 7;
-const O_OUT: u32 = 1 << 8;
-const O_LINENUM: u32 = 1 << 9;
-const O_COUNTERS: u32 = 1 << 10;
-const O_FRAG: u32 = 1 << 11;
-
-fn option_name(o: u32) -> &'static str {
-    match o {
-        O_NUMERIC => "--numeric",
-        O_SOURCE => "--source",
-        O_DEST => "--destination",
-        O_PROTO => "--protocol",
-        O_JUMP => "--jump",
-        O_VERBOSE => "--verbose",
-        O_EXACT => "--exact",
-        O_IN => "--in-interface",
-        O_OUT => "--out-interface",
-        O_LINENUM => "--line-numbers",
-        O_COUNTERS => "--set-counters",
-        O_FRAG => "--fragments",
-        _ => "unknown option",
-    }
-}
-
-fn option_invert(o: u32) -> Option<u8> {
-    Some(match o {
-        O_SOURCE => inv::SRC,
-        O_DEST => inv::DST,
-        O_PROTO => inv::PROTO,
-        O_IN => inv::IN,
-        O_OUT => inv::OUT,
-        O_FRAG => inv::FRAG,
-        _ => return None,
-    })
-}
-
-// Command bits, in iptables' order (cmd2char relies on it).
-const C_INSERT: u32 = 1 << 0;
-const C_DELETE: u32 = 1 << 1;
-const C_DELETE_NUM: u32 = 1 << 2;
-const C_REPLACE: u32 = 1 << 3;
-const C_APPEND: u32 = 1 << 4;
-const C_LIST: u32 = 1 << 5;
-const C_FLUSH: u32 = 1 << 6;
-const C_ZERO: u32 = 1 << 7;
-const C_NEW_CHAIN: u32 = 1 << 8;
-const C_DELETE_CHAIN: u32 = 1 << 9;
-const C_SET_POLICY: u32 = 1 << 10;
-const C_RENAME: u32 = 1 << 11;
-const C_LIST_RULES: u32 = 1 << 12;
-const C_ZERO_NUM: u32 = 1 << 13;
-const C_CHECK: u32 = 1 << 14;
-
-fn cmd2char(cmd: u32) -> char {
-    const FLAGS: [char; 15] = [
-        'I', 'D', 'D', 'R', 'A', 'L', 'F', 'Z', 'N', 'X', 'P', 'E', 'S', 'Z', 'C',
-    ];
-    FLAGS[cmd.trailing_zeros().min(14) as usize]
-}
-
-fn add_command(cmd: &mut u32, new: u32, others: u32, invert: bool) -> Result<()> {
-    if invert {
-        return Err(Error::param("unexpected '!' flag"));
-    }
-    if *cmd & !others != 0 {
-        return Err(Error::param(format!(
-            "Cannot use -{} with -{}",
-            cmd2char(new),
-            cmd2char(*cmd & !others)
-        )));
-    }
-    *cmd |= new;
-    Ok(())
-}
-
-/// Which commands each option is legal with (iptables' options_v_commands).
-fn allowed_commands(o: u32) -> u32 {
-    let idrac = C_INSERT | C_DELETE | C_REPLACE | C_APPEND | C_CHECK;
-    match o {
-        O_NUMERIC | O_EXACT | O_LINENUM => C_LIST,
-        O_VERBOSE => u32::MAX,
-        O_COUNTERS => C_INSERT | C_REPLACE | C_APPEND | C_SET_POLICY,
-        _ => idrac,
-    }
-}
-
-fn parse_rulenumber(s: &str) -> Result<usize> {
-    opt::parse_uint(s, 1, i32::MAX as u64)
-        .map(|v| v as usize)
-        .ok_or_else(|| Error::param(format!("Invalid rule number `{s}'")))
-}
-
-/// Chain name checks of `-N` and `-E` (assert_valid_chain_name).
-pub fn check_chain_name(name: &str) -> Result<()> {
-    if name.len() >= MAXNAMELEN {
-        return Err(Error::param(format!(
-            "chain name `{name}' too long (must be under {MAXNAMELEN} chars)"
-        )));
-    }
-    if let Some(c) = name.chars().next().filter(|c| *c == '-' || *c == '!') {
-        return Err(Error::param(format!(
-            "chain name not allowed to start with `{c}'"
-        )));
-    }
-    if ext::KNOWN_TARGETS.contains(&name) {
-        return Err(Error::param("chain name may not clash with target name"));
-    }
-    if name.chars().any(|c| c.is_ascii_whitespace()) {
-        return Err(Error::param(format!("Invalid chain name `{name}'")));
-    }
-    Ok(())
-}
-
-fn parse_target_name(name: &str) -> Result<&str> {
-    if name.is_empty() {
-        return Err(Error::param("Invalid target name (too short)"));
-    }
-    if name.len() >= MAXNAMELEN {
-        return Err(Error::param(format!(
-            "Invalid target name `{name}' ({} chars max)",
-            MAXNAMELEN - 1
-        )));
-    }
-    if name.chars().any(|c| c.is_ascii_whitespace()) {
-        return Err(Error::param(format!("Invalid target name `{name}'")));
-    }
-    Ok(name)
-}
-
 /// A loaded extension during parsing: the value plus the option ids seen.
-struct Loaded<T> {
-    ext: T,
-    seen: u32,
+pub(super) struct Loaded<T> {
+    pub(super) ext: T,
+    pub(super) seen: u32,
 }
 
 /// What an option word resolved to.
-enum Resolved {
+pub(super) enum Resolved {
     Main(Main, Arg),
     /// Match at index, option def.
     Match(usize, &'static OptDef),
@@ -302,34 +43,34 @@ enum Resolved {
     Unknown,
 }
 
-struct State<'a> {
-    o: ParseOpts<'a>,
-    cmd: u32,
-    options: u32,
-    invflags: u8,
-    chain: Option<&'a str>,
-    newname: Option<&'a str>,
-    policy: Option<&'a str>,
-    rulenum: Option<usize>,
-    table: Option<&'a str>,
-    src: Option<&'a str>,
-    dst: Option<&'a str>,
-    iniface: Iface,
-    outiface: Iface,
-    proto: u8,
-    proto_str: Option<String>,
-    proto_used: bool,
-    frag: bool,
-    matches: Vec<Loaded<Match>>,
+pub(super) struct State<'a> {
+    pub(super) o: ParseOpts<'a>,
+    pub(super) cmd: u32,
+    pub(super) options: u32,
+    pub(super) invflags: u8,
+    pub(super) chain: Option<&'a str>,
+    pub(super) newname: Option<&'a str>,
+    pub(super) policy: Option<&'a str>,
+    pub(super) rulenum: Option<usize>,
+    pub(super) table: Option<&'a str>,
+    pub(super) src: Option<&'a str>,
+    pub(super) dst: Option<&'a str>,
+    pub(super) iniface: Iface,
+    pub(super) outiface: Iface,
+    pub(super) proto: u8,
+    pub(super) proto_str: Option<String>,
+    pub(super) proto_used: bool,
+    pub(super) frag: bool,
+    pub(super) matches: Vec<Loaded<Match>>,
     /// Load order of extensions for option lookup: `Some(i)` = match i, `None` = target.
-    load_order: Vec<Option<usize>>,
-    target: Option<Loaded<TargetExt>>,
-    jumpto: Option<&'a str>,
-    goto: bool,
-    counters: Option<Counters>,
-    verbose: u32,
-    help: bool,
-    version: bool,
+    pub(super) load_order: Vec<Option<usize>>,
+    pub(super) target: Option<Loaded<TargetExt>>,
+    pub(super) jumpto: Option<&'a str>,
+    pub(super) goto: bool,
+    pub(super) counters: Option<Counters>,
+    pub(super) verbose: u32,
+    pub(super) help: bool,
+    pub(super) version: bool,
 }
 
 /// Parse one command line (without the program name).
@@ -367,14 +108,14 @@ pub fn parse(words: &[&str], o: ParseOpts) -> Result<Parsed> {
 }
 
 impl<'a> State<'a> {
-    fn table_kind(&self) -> TableKind {
+    pub(super) fn table_kind(&self) -> TableKind {
         self.o
             .table
             .or_else(|| self.table.and_then(TableKind::from_name))
             .unwrap_or(TableKind::Filter)
     }
 
-    fn ctx(&self) -> ParseCtx<'a> {
+    pub(super) fn ctx(&self) -> ParseCtx<'a> {
         ParseCtx {
             family: self.o.family,
             table: self.table_kind(),
@@ -983,244 +724,6 @@ impl<'a> State<'a> {
             }
         }
         Ok(())
-    }
-
-    fn finish(mut self) -> Result<Parsed> {
-        let table = match (self.o.table, self.table) {
-            (Some(t), _) => t,
-            (None, Some(name)) => TableKind::from_name(name).ok_or_else(|| {
-                Error::other(format!(
-                    "can't initialize {}table `{name}': Table does not exist (do you need to insmod?)",
-                    if self.o.family == Family::Ipv6 { "ip6" } else { "ip" }
-                ))
-            })?,
-            (None, None) => TableKind::Filter,
-        };
-        let flags = ListFlags {
-            numeric: self.options & O_NUMERIC != 0,
-            verbose: self.verbose > 0,
-            exact: self.options & O_EXACT != 0,
-            line_numbers: self.options & O_LINENUM != 0,
-        };
-        if self.help {
-            return Ok(Parsed {
-                command: Command::Help,
-                table,
-                rules: Vec::new(),
-                counters: None,
-                flags,
-            });
-        }
-        if self.version {
-            return Ok(Parsed {
-                command: Command::Version,
-                table,
-                rules: Vec::new(),
-                counters: None,
-                flags,
-            });
-        }
-        if table == TableKind::Nat && (self.policy == Some("DROP") || self.jumpto == Some("DROP")) {
-            return Err(Error::param(
-                "\nThe \"nat\" table is not intended for filtering, the use of DROP is therefore inhibited.\n\n",
-            ));
-        }
-        let ctx = ParseCtx {
-            family: self.o.family,
-            table,
-            chain: self.chain.unwrap_or(""),
-            proto: self.proto,
-            inv_proto: self.invflags & inv::PROTO != 0,
-        };
-        // As xtables: the extension's own final check, then the generic
-        // mandatory/exclusive/also-requires checks.
-        for l in &mut self.matches {
-            l.ext.finish(l.seen, &ctx)?;
-            ext::postcheck(l.ext.name(), l.ext.opts(), l.seen)?;
-        }
-        if let Some(l) = &mut self.target {
-            l.ext.finish(l.seen, &ctx)?;
-            ext::postcheck(l.ext.name(), l.ext.opts(), l.seen)?;
-        }
-        if self.cmd == 0 {
-            return Err(Error::param("no command specified"));
-        }
-        for i in 0..12 {
-            let o = 1u32 << i;
-            if self.options & o != 0 && allowed_commands(o) & self.cmd != self.cmd {
-                return Err(Error::param(format!(
-                    "Illegal option `{}' with this command",
-                    option_name(o)
-                )));
-            }
-        }
-        let chain = self.chain.unwrap_or("");
-        if chain.len() >= MAXNAMELEN {
-            return Err(Error::param(format!(
-                "chain name `{chain}' too long (must be under {MAXNAMELEN} chars)"
-            )));
-        }
-        let rule_cmd = C_APPEND | C_DELETE | C_CHECK | C_INSERT | C_REPLACE;
-        if self.cmd & rule_cmd != 0 {
-            if (chain == "PREROUTING" || chain == "INPUT") && self.options & O_OUT != 0 {
-                return Err(Error::param(format!(
-                    "Can't use --out-interface with {chain}"
-                )));
-            }
-            if (chain == "POSTROUTING" || chain == "OUTPUT") && self.options & O_IN != 0 {
-                return Err(Error::param(format!(
-                    "Can't use --in-interface with {chain}"
-                )));
-            }
-        }
-        let rules = if self.cmd & rule_cmd != 0 {
-            self.build_rules()?
-        } else {
-            Vec::new()
-        };
-        let owned = |s: Option<&str>| s.map(str::to_string);
-        let command = match self.cmd {
-            C_APPEND => Command::Append(chain.into()),
-            C_CHECK => Command::Check(chain.into()),
-            C_DELETE => Command::Delete(chain.into()),
-            C_DELETE_NUM => Command::DeleteNum(chain.into(), self.rulenum.unwrap_or(1)),
-            C_INSERT => Command::Insert(chain.into(), self.rulenum.unwrap_or(1)),
-            C_REPLACE => Command::Replace(chain.into(), self.rulenum.unwrap_or(1)),
-            C_FLUSH => Command::Flush(owned(self.chain)),
-            C_NEW_CHAIN => Command::NewChain(chain.into()),
-            C_DELETE_CHAIN => Command::DeleteChain(owned(self.chain)),
-            C_RENAME => Command::Rename(chain.into(), self.newname.unwrap_or("").into()),
-            C_SET_POLICY => {
-                let p = self.policy.unwrap_or("");
-                let policy = match p {
-                    "ACCEPT" => Policy::Accept,
-                    "DROP" => Policy::Drop,
-                    _ => {
-                        return Err(Error::op(
-                            "Bad policy name. Run `dmesg' for more information.",
-                        ))
-                    }
-                };
-                Command::Policy(chain.into(), policy, self.counters)
-            }
-            c if c & (C_LIST | C_LIST_RULES) != 0 => {
-                let zero = c & (C_ZERO | C_ZERO_NUM) != 0;
-                if c & C_LIST != 0 {
-                    Command::List {
-                        chain: owned(self.chain),
-                        num: self.rulenum,
-                        zero,
-                    }
-                } else {
-                    Command::ListRules {
-                        chain: owned(self.chain),
-                        num: self.rulenum,
-                        zero,
-                    }
-                }
-            }
-            C_ZERO => Command::Zero {
-                chain: owned(self.chain),
-                num: None,
-            },
-            C_ZERO_NUM => Command::Zero {
-                chain: owned(self.chain),
-                num: self.rulenum,
-            },
-            _ => return Err(Error::param("no command specified")),
-        };
-        Ok(Parsed {
-            command,
-            table,
-            rules,
-            counters: self.counters,
-            flags,
-        })
-    }
-
-    /// The rule(s) of a rule command: one per (source, destination) pair
-    /// when `-s`/`-d` list several addresses.
-    fn build_rules(&mut self) -> Result<Vec<Rule>> {
-        let v6 = self.o.family == Family::Ipv6;
-        let split = |s: Option<&str>| -> Result<Vec<Addr>> {
-            let s = s.unwrap_or(if v6 { "::/0" } else { "0.0.0.0/0" });
-            let mut out = Vec::with_capacity(1);
-            for part in s.split(',') {
-                if part.trim_start().len() > 255 {
-                    return Err(Error::param("Hostname too long"));
-                }
-                let (addr, mask) = opt::parse_host_mask(part, v6)?;
-                out.push(Addr { addr, mask });
-            }
-            Ok(out)
-        };
-        let srcs = split(self.src)?;
-        let dsts = split(self.dst)?;
-        if (srcs.len() > 1 || dsts.len() > 1) && self.invflags & (inv::SRC | inv::DST) != 0 {
-            return Err(Error::param(
-                "! not allowed with multiple source or destination IP addresses",
-            ));
-        }
-        let target = match self.jumpto {
-            None => Target::None,
-            Some(name) => match (self.target.take(), name) {
-                (Some(t), _) => {
-                    if self.goto {
-                        Target::Goto(name.into())
-                    } else {
-                        Target::Ext(Box::new(t.ext))
-                    }
-                }
-                (None, "ACCEPT") => Target::Accept,
-                (None, "DROP") => Target::Drop,
-                (None, "RETURN") => Target::Return,
-                (None, n) => {
-                    if ext::KNOWN_TARGETS.contains(&n) && !self.goto {
-                        return Err(Error::param(format!(
-                            "Couldn't load target `{n}':No such file or directory\n"
-                        )));
-                    }
-                    if self.goto {
-                        Target::Goto(n.into())
-                    } else {
-                        Target::Jump(n.into())
-                    }
-                }
-            },
-        };
-        let matches: Vec<Match> = std::mem::take(&mut self.matches)
-            .into_iter()
-            .map(|l| l.ext)
-            .collect();
-        // `-i +` / `-o +` match everything and are dropped unless inverted.
-        let any = Iface::new("+").unwrap_or_default();
-        let mut invflags = self.invflags;
-        if self.iniface == any && invflags & inv::IN == 0 {
-            self.iniface = Iface::default();
-        }
-        if self.outiface == any && invflags & inv::OUT == 0 {
-            self.outiface = Iface::default();
-        }
-        if !self.frag {
-            invflags &= !inv::FRAG;
-        }
-        let mut rules = Vec::with_capacity(srcs.len() * dsts.len());
-        for s in &srcs {
-            for d in &dsts {
-                rules.push(Rule {
-                    src: *s,
-                    dst: *d,
-                    iniface: self.iniface,
-                    outiface: self.outiface,
-                    proto: self.proto,
-                    frag: self.frag,
-                    inv: invflags,
-                    matches: matches.clone(),
-                    target: target.clone(),
-                });
-            }
-        }
-        Ok(rules)
     }
 }
 

@@ -2,7 +2,9 @@
 //! (`restore.rs`, which tokenises lines and hands each to the argv parser).
 
 pub mod argv;
+mod build;
 pub mod help;
+mod options;
 pub mod restore;
 
 pub use argv::{parse, ParseOpts};

@@ -3,7 +3,7 @@
 //! Callers validate first; these keep the slab, the trees, the id and spec
 //! indexes and the per-chain jump bookkeeping consistent with each other.
 
-use super::hash::{spec_key, FxSet, IdKey};
+use super::hash::{spec_key, FxSet};
 use super::{Rule, Table};
 use crate::seqtree::NIL;
 use crate::{Counters, Error, RuleBody, RuleId};
@@ -106,7 +106,7 @@ impl<R: RuleBody> Table<R> {
             }
         };
         self.link_spec(slot);
-        self.ids.insert(IdKey::new(id), slot);
+        self.ids.insert(id, slot);
         if let Some(t) = target {
             *self.ch_mut(cid).jumps.entry(t).or_insert(0) += 1;
             self.ch_mut(t).referrers.insert(slot);
@@ -161,7 +161,7 @@ impl<R: RuleBody> Table<R> {
     fn drop_rule(&mut self, slot: u32) -> Rule<R> {
         let rule = self.rules[slot as usize].take().expect("live rule");
         self.free.push(slot);
-        self.ids.remove(&IdKey::new(rule.id));
+        self.ids.remove(rule.id);
         if let Some(t) = rule.body.jump_target() {
             let target = self.names[t].0;
             self.ch_mut(target).referrers.remove(&slot);

@@ -93,7 +93,7 @@ fn check_invariants(t: &Table<B>) {
             let r = t.rec(slot);
             assert_eq!(r.chain, cid as u32);
             assert_eq!(t.position(slot), at);
-            assert_eq!(t.ids[&IdKey::new(r.id)], slot);
+            assert_eq!(t.ids.get(r.id), Some(slot));
             assert!(r.id.0 < t.next_id);
             assert_eq!(r.key, spec_key(r.chain, &r.body));
             assert!(in_spec.contains(&slot), "slot missing from its spec list");

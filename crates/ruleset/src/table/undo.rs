@@ -135,7 +135,7 @@ impl<R: RuleBody> Table<R> {
                 self.ch_mut(id).builtin = Some((policy, counters));
             }
             Op::Insert(id) => {
-                let slot = self.ids[&super::IdKey::new(id)];
+                let slot = self.ids.get(id).expect("undo names a live rule");
                 let chain = self.rec(slot).chain;
                 let at = self.position(slot);
                 self.raw_remove(chain, at);
@@ -156,7 +156,7 @@ impl<R: RuleBody> Table<R> {
             }
             Op::RuleCounters(old) => {
                 for (id, counters) in old {
-                    let slot = self.ids[&super::IdKey::new(id)];
+                    let slot = self.ids.get(id).expect("undo names a live rule");
                     self.rec_mut(slot).counters = counters;
                 }
             }
