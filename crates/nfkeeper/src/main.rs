@@ -42,6 +42,8 @@ nfkeeper: an iptables-compatible firewall ruleset manager
 Usage:
   nfkeeper demo [--rules N]        load a generated ruleset into the model, print it back with timings
   nfkeeper load [-6] [-c] FILE     load an iptables-save file into the model, print it back with timings
+  nfkeeper bench model [--quick] [--sizes N,N] [--reps N]
+                                   model benchmarks (restore, single operations, save) as Markdown
   nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,
   nfkeeper iptables-restore ...      iptables-restore, ip6tables-save, ip6tables-restore;
                                      or invoke nfkeeper through a symlink of that name)
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
     }
     match sub.as_str() {
         "demo" => exit(demo::demo(&args[2..])),
+        "bench" => exit(run_bench(&args[2..])),
         "load" => exit(demo::load(&args[2..])),
         "--version" | "-V" | "version" => {
             println!(
@@ -85,6 +88,38 @@ fn main() -> ExitCode {
             eprintln!("nfkeeper: unknown command `{other}'");
             eprint!("{USAGE}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// `nfkeeper bench SUITE ...`. Only the model suite exists so far; the
+/// kernel and baseline suites come with the kernel backend.
+fn run_bench(args: &[String]) -> i32 {
+    match args.first().map(String::as_str) {
+        Some("model") => {
+            let mut opts = match bench::parse_model_args(&args[1..]) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return 2;
+                }
+            };
+            opts.progress = true;
+            let load0 = bench::loadavg();
+            let results = bench::model_suite(&opts);
+            println!(
+                "Model benchmarks (sizes {:?}, reps {}; load average {} at start, {} at end)\n",
+                opts.sizes,
+                opts.reps,
+                load0,
+                bench::loadavg()
+            );
+            print!("{}", bench::print_markdown(&results));
+            0
+        }
+        _ => {
+            eprintln!("usage: nfkeeper bench model [--quick] [--sizes N,N,...] [--reps N] [--op-reps N] [--batch K]");
+            2
         }
     }
 }
