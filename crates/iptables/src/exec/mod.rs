@@ -70,10 +70,15 @@ pub fn execute_owned(t: &mut Table<Rule>, mut p: Parsed, out: &mut String) -> Re
 }
 
 /// Run a multi-step mutation atomically: on error the table is rolled back.
+/// Inside a caller's transaction (restore `--noflush`) that one is used as is:
+/// transactions don't nest, so committing or rolling back here would end it.
 fn atomically<F>(t: &mut Table<Rule>, f: F) -> Result<()>
 where
     F: FnOnce(&mut Table<Rule>) -> Result<()>,
 {
+    if t.in_transaction() {
+        return f(t);
+    }
     t.begin();
     match f(t) {
         Ok(()) => {
@@ -313,4 +318,42 @@ pub fn save_table(t: &Table<Rule>, counters: bool, out: &mut String) {
         }
     }
     out.push_str("COMMIT\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{parse, ParseOpts};
+    use ruleset::{Family, TableKind};
+
+    fn run(t: &mut Table<Rule>, words: &[&str]) -> Result<()> {
+        let o = ParseOpts {
+            family: Family::Ipv4,
+            restore: false,
+            table: None,
+            prog: "iptables",
+        };
+        execute(t, &parse(words, o).unwrap(), &mut String::new())
+    }
+
+    /// Found by fuzzing (fuzz/ restore target): `-I` inside restore
+    /// --noflush committed the restore's transaction, so a later failure
+    /// could not undo it.
+    #[test]
+    fn multi_step_commands_keep_the_callers_transaction() {
+        let mut t = Table::new(Family::Ipv4, TableKind::Filter);
+        t.begin();
+        run(&mut t, &["-I", "INPUT", "-j", "ACCEPT"]).unwrap();
+        run(&mut t, &["-A", "INPUT", "-s", "1.2.3.4,5.6.7.8"]).unwrap();
+        run(&mut t, &["-D", "INPUT", "-s", "1.2.3.4"]).unwrap();
+        assert!(t.in_transaction());
+        t.rollback();
+        assert_eq!(t.chain("INPUT").unwrap().len, 0);
+
+        // Without a transaction a failed multi-rule command changes nothing.
+        run(&mut t, &["-A", "INPUT", "-s", "1.2.3.4"]).unwrap();
+        assert!(run(&mut t, &["-D", "INPUT", "-s", "1.2.3.4,5.6.7.8"]).is_err());
+        assert_eq!(t.chain("INPUT").unwrap().len, 1);
+        assert!(!t.in_transaction());
+    }
 }

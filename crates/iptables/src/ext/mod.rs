@@ -18,6 +18,8 @@ use std::hash::Hash;
 pub mod matches;
 mod registry;
 pub mod targets;
+#[cfg(test)]
+pub(crate) mod testutil;
 pub use registry::*;
 
 /// Which families an extension exists for.

@@ -211,7 +211,7 @@ impl Ext for Addrtype {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, err_in, list, list_in, save};
+    use crate::ext::testutil::{err, err_in, list, list_in, save};
     use ruleset::{Family, TableKind};
 
     #[test]

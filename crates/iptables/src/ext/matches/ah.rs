@@ -138,6 +138,7 @@ impl Ext for Ah {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     fn ah(spis: (u32, u32), inv_spi: bool, hdrlen: u32, inv_len: bool, hdrres: bool) -> Ah {
@@ -193,26 +194,15 @@ mod tests {
             ),
         ];
         for (m, family, want) in cases {
+            let p = print_ext(&m, family, 51);
             for numeric in [false, true] {
-                let ctx = PrintCtx {
-                    family,
-                    proto: 51,
-                    numeric,
-                };
-                let mut out = String::new();
-                m.list(&ctx, &mut out);
-                assert_eq!(out, want, "{m:?}");
+                assert_eq!(p.listed(numeric), want, "{m:?}");
             }
         }
     }
 
     #[test]
     fn save_forms() {
-        let ctx = PrintCtx {
-            family: Family::Ipv6,
-            proto: 0,
-            numeric: false,
-        };
         let cases: Vec<(Ah, &str)> = vec![
             (ah((0, u32::MAX), false, 0, false, false), ""),
             (
@@ -226,9 +216,7 @@ mod tests {
             ),
         ];
         for (m, want) in cases {
-            let mut out = String::new();
-            m.save(&ctx, &mut out);
-            assert_eq!(out, want);
+            assert_eq!(print_ext(&m, Family::Ipv6, 0).save, want);
         }
     }
 

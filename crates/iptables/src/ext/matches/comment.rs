@@ -52,37 +52,22 @@ impl Ext for Comment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ext::Cursor;
+    use crate::ext::testutil::{match_words, print, rule_words, Opt};
+    use crate::ext::Match;
+    use crate::rule::Rule;
     use ruleset::{Family, TableKind};
 
-    fn build(args: &[&str]) -> Result<Comment> {
-        let ctx = ParseCtx {
-            family: Family::Ipv6,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            proto: 0,
-            inv_proto: false,
-        };
-        let mut m = Comment::new(&ctx);
-        let mut seen = 0u32;
-        let o = &Comment::OPTS[0];
-        for arg in args {
-            crate::ext::precheck("comment", o, false, seen)?;
-            let words: [&str; 0] = [];
-            let mut cur = Cursor::new(&words);
-            let mut c = Call {
-                ext: "comment",
-                opt: o,
-                inv: false,
-                arg,
-                rest: &mut cur,
-                ctx: &ctx,
-            };
-            m.parse(&mut c)?;
-            seen |= 1 << o.id;
+    fn build(args: &[&str]) -> Result<Rule> {
+        let opts: Vec<Opt> = args.iter().map(|a| ("comment", false, *a)).collect();
+        let words = match_words::<Comment>(&opts);
+        rule_words(Family::Ipv6, TableKind::Filter, "INPUT", &words)
+    }
+
+    fn text(r: Rule) -> String {
+        match &r.matches[0] {
+            Match::Comment(c) => c.text.clone(),
+            m => panic!("not a comment: {m:?}"),
         }
-        crate::ext::postcheck("comment", Comment::OPTS, seen)?;
-        Ok(m)
     }
 
     #[test]
@@ -97,31 +82,22 @@ mod tests {
             ),
             ("", " /*  */", " --comment \"\""),
         ];
-        let p = PrintCtx {
-            family: Family::Ipv6,
-            proto: 0,
-            numeric: true,
-        };
         for (arg, list, save) in cases {
-            let m = build(&[arg]).unwrap();
-            let mut s = String::new();
-            m.list(&p, &mut s);
-            assert_eq!(s, *list);
-            let mut s = String::new();
-            m.save(&p, &mut s);
-            assert_eq!(s, *save);
+            let p = print(Family::Ipv6, &build(&[arg]).unwrap());
+            assert_eq!(p.list_numeric, *list);
+            assert_eq!(p.save, *save);
         }
     }
 
     #[test]
     fn length_limit() {
         let long = "x".repeat(300);
-        assert_eq!(build(&[&long]).unwrap().text.len(), 255);
+        assert_eq!(text(build(&[&long]).unwrap()).len(), 255);
         let exact = "y".repeat(255);
-        assert_eq!(build(&[&exact]).unwrap().text, exact);
+        assert_eq!(text(build(&[&exact]).unwrap()), exact);
         // A multi-byte character straddling the limit is dropped whole.
         let mb = format!("{}é", "z".repeat(254));
-        assert_eq!(build(&[&mb]).unwrap().text, "z".repeat(254));
+        assert_eq!(text(build(&[&mb]).unwrap()), "z".repeat(254));
     }
 
     #[test]

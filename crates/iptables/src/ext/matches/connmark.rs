@@ -1,10 +1,9 @@
 //! `-m connmark`: the connection's ctmark against `value[/mask]` (iptables'
 //! libxt_connmark, revision 1).
 
-use super::mark::put_val_mask;
+use super::mark::{parse_mark, put_val_mask, save_mark};
 use crate::error::Result;
 use crate::ext::{Arg, Call, Ext, Fam, OptDef, ParseCtx, PrintCtx};
-use crate::opt;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Connmark {
@@ -29,19 +28,12 @@ impl Ext for Connmark {
     }
 
     fn parse(&mut self, c: &mut Call) -> Result<()> {
-        let (v, m) = opt::parse_val_mask(c.ext, c.opt.name, c.arg)?;
-        self.mark = v;
-        self.mask = m;
-        self.inv = c.inv;
+        (self.mark, self.mask, self.inv) = parse_mark(c)?;
         Ok(())
     }
 
     fn save(&self, _: &PrintCtx, out: &mut String) {
-        if self.inv {
-            out.push_str(" !");
-        }
-        out.push_str(" --mark");
-        put_val_mask(out, self.mark, self.mask);
+        save_mark(out, self.mark, self.mask, self.inv);
     }
 
     fn list(&self, _: &PrintCtx, out: &mut String) {
@@ -57,7 +49,7 @@ impl Ext for Connmark {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, list, save};
+    use crate::ext::testutil::{err, list, save};
 
     #[test]
     fn list_output() {

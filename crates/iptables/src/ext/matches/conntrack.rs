@@ -457,52 +457,15 @@ impl Ext for Conntrack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ext::Cursor;
+    use crate::ext::testutil::{match_words, print, rule_words};
+    use crate::rule::Rule;
     use ruleset::{Family, TableKind};
 
     type Args = &'static [(&'static str, bool, &'static str)];
 
-    fn ctx(family: Family) -> ParseCtx<'static> {
-        ParseCtx {
-            family,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            proto: 0,
-            inv_proto: false,
-        }
-    }
-
-    /// Parse `(option, inverted, argument)` triples like the framework does.
-    fn build(family: Family, args: &[(&str, bool, &str)]) -> Result<Conntrack> {
-        let ctx = ctx(family);
-        let mut m = Conntrack::new(&ctx);
-        let mut seen = 0u32;
-        for (name, inv, arg) in args {
-            let o = Conntrack::OPTS.iter().find(|o| o.name == *name).unwrap();
-            crate::ext::precheck("conntrack", o, *inv, seen)?;
-            let words: [&str; 0] = [];
-            let mut cur = Cursor::new(&words);
-            let mut c = Call {
-                ext: "conntrack",
-                opt: o,
-                inv: *inv,
-                arg,
-                rest: &mut cur,
-                ctx: &ctx,
-            };
-            m.parse(&mut c)?;
-            seen |= 1 << o.id;
-        }
-        m.finish(seen, &ctx)?;
-        Ok(m)
-    }
-
-    fn pctx(family: Family, numeric: bool) -> PrintCtx {
-        PrintCtx {
-            family,
-            proto: 0,
-            numeric,
-        }
+    fn build(family: Family, args: &[(&str, bool, &str)]) -> Result<Rule> {
+        let words = match_words::<Conntrack>(args);
+        rule_words(family, TableKind::Filter, "INPUT", &words)
     }
 
     #[test]
@@ -623,23 +586,22 @@ mod tests {
             ),
         ];
         for (fam, args, numeric, want) in cases {
-            let m = build(*fam, args).unwrap();
-            let mut s = String::new();
-            m.list(&pctx(*fam, *numeric), &mut s);
-            assert_eq!(s, *want, "{args:?}");
+            let p = print(*fam, &build(*fam, args).unwrap());
+            assert_eq!(p.listed(*numeric), *want, "{args:?}");
         }
     }
 
     #[test]
     fn save_output() {
-        let m = build(
+        let r = build(
             Family::Ipv4,
             &[("ctorigsrc", true, "1.2.3.4/24"), ("ctstate", false, "NEW")],
         )
         .unwrap();
-        let mut s = String::new();
-        m.save(&pctx(Family::Ipv4, false), &mut s);
-        assert_eq!(s, " --ctstate NEW ! --ctorigsrc 1.2.3.4/24");
+        assert_eq!(
+            print(Family::Ipv4, &r).save,
+            " --ctstate NEW ! --ctorigsrc 1.2.3.4/24"
+        );
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl Ext for Dscp {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, list, save};
+    use crate::ext::testutil::{err, list, save};
 
     #[test]
     fn list_output() {

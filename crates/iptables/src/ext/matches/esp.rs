@@ -49,6 +49,7 @@ impl Ext for Esp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     #[test]
@@ -67,17 +68,9 @@ mod tests {
         for &(spis, inv, list, save) in cases {
             let m = Esp { spis, inv };
             for family in [Family::Ipv4, Family::Ipv6] {
-                let ctx = PrintCtx {
-                    family,
-                    proto: 50,
-                    numeric: true,
-                };
-                let mut out = String::new();
-                m.list(&ctx, &mut out);
-                assert_eq!(out, list);
-                out.clear();
-                m.save(&ctx, &mut out);
-                assert_eq!(out, save);
+                let p = print_ext(&m, family, 50);
+                assert_eq!(p.list_numeric, list);
+                assert_eq!(p.save, save);
             }
         }
     }

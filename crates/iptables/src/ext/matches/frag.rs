@@ -111,6 +111,7 @@ impl Ext for Frag {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     #[test]
@@ -164,17 +165,9 @@ mod tests {
             ),
         ];
         for (m, list, save) in cases {
-            let ctx = PrintCtx {
-                family: Family::Ipv6,
-                proto: 0,
-                numeric: false,
-            };
-            let mut out = String::new();
-            m.list(&ctx, &mut out);
-            assert_eq!(out, list);
-            out.clear();
-            m.save(&ctx, &mut out);
-            assert_eq!(out, save);
+            let p = print_ext(&m, Family::Ipv6, 0);
+            assert_eq!(p.list, list);
+            assert_eq!(p.save, save);
         }
     }
 }

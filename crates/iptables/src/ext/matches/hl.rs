@@ -73,6 +73,7 @@ impl Ext for Hl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     #[test]
@@ -84,18 +85,9 @@ mod tests {
             (GT, 255, " HL match HL > 255", " --hl-gt 255"),
         ];
         for &(mode, hop_limit, list, save) in cases {
-            let m = Hl { mode, hop_limit };
-            let ctx = PrintCtx {
-                family: Family::Ipv6,
-                proto: 0,
-                numeric: false,
-            };
-            let mut out = String::new();
-            m.list(&ctx, &mut out);
-            assert_eq!(out, list);
-            out.clear();
-            m.save(&ctx, &mut out);
-            assert_eq!(out, save);
+            let p = print_ext(&Hl { mode, hop_limit }, Family::Ipv6, 0);
+            assert_eq!(p.list, list);
+            assert_eq!(p.save, save);
         }
     }
 }

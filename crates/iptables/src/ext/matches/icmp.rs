@@ -253,6 +253,7 @@ impl Ext for Icmp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     fn parsed(arg: &str) -> Result<(u8, u8, u8)> {
@@ -267,14 +268,7 @@ mod tests {
             code_max,
             inv,
         };
-        let ctx = PrintCtx {
-            family: Family::Ipv4,
-            proto: 1,
-            numeric,
-        };
-        let mut out = String::new();
-        m.list(&ctx, &mut out);
-        out
+        print_ext(&m, Family::Ipv4, 1).listed(numeric).to_string()
     }
 
     #[test]

@@ -71,6 +71,7 @@ impl Ext for Icmp6 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     fn value(arg: &str, inv: bool) -> Icmp6 {
@@ -80,14 +81,6 @@ mod tests {
             code_min,
             code_max,
             inv,
-        }
-    }
-
-    fn ctx(numeric: bool) -> PrintCtx {
-        PrintCtx {
-            family: Family::Ipv6,
-            proto: 58,
-            numeric,
         }
     }
 
@@ -116,9 +109,8 @@ mod tests {
             ("200", false, false, " ipv6-icmptype 200"),
         ];
         for (arg, inv, numeric, want) in cases {
-            let mut out = String::new();
-            value(arg, *inv).list(&ctx(*numeric), &mut out);
-            assert_eq!(out, *want, "{arg} inv={inv} n={numeric}");
+            let p = print_ext(&value(arg, *inv), Family::Ipv6, 58);
+            assert_eq!(p.listed(*numeric), *want, "{arg} inv={inv} n={numeric}");
         }
     }
 
@@ -131,9 +123,8 @@ mod tests {
             ("mld-listener-query", false, " --icmpv6-type 130"),
         ];
         for (arg, inv, want) in cases {
-            let mut out = String::new();
-            value(arg, *inv).save(&ctx(false), &mut out);
-            assert_eq!(out, *want, "{arg}");
+            let p = print_ext(&value(arg, *inv), Family::Ipv6, 58);
+            assert_eq!(p.save, *want, "{arg}");
         }
     }
 

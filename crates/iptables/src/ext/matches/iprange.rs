@@ -132,7 +132,7 @@ impl Ext for Iprange {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, err_in, list, list_in, save_in};
+    use crate::ext::testutil::{err, err_in, list, list_in, save_in};
     use ruleset::{Family, TableKind};
 
     #[test]

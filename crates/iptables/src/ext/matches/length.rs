@@ -62,6 +62,7 @@ impl Ext for Length {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     #[test]
@@ -72,18 +73,9 @@ mod tests {
             (4, 9, false, " length 4:9", " --length 4:9"),
         ];
         for &(min, max, inv, list, save) in cases {
-            let m = Length { min, max, inv };
-            let ctx = PrintCtx {
-                family: Family::Ipv4,
-                proto: 0,
-                numeric: false,
-            };
-            let mut out = String::new();
-            m.list(&ctx, &mut out);
-            assert_eq!(out, list);
-            out.clear();
-            m.save(&ctx, &mut out);
-            assert_eq!(out, save);
+            let p = print_ext(&Length { min, max, inv }, Family::Ipv4, 0);
+            assert_eq!(p.list, list);
+            assert_eq!(p.save, save);
         }
     }
 

@@ -163,47 +163,19 @@ impl Ext for Limit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ext::Cursor;
+    use crate::ext::testutil::{match_words, run_words, Opt, Printed};
     use ruleset::{Family, TableKind};
 
     type Args = &'static [(&'static str, &'static str)];
 
-    fn build(args: &[(&str, &str)]) -> Result<Limit> {
-        let ctx = ParseCtx {
-            family: Family::Ipv4,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            proto: 0,
-            inv_proto: false,
-        };
-        let mut m = Limit::new(&ctx);
-        let mut seen = 0u32;
-        for (name, arg) in args {
-            let o = Limit::OPTS.iter().find(|o| o.name == *name).unwrap();
-            crate::ext::precheck("limit", o, false, seen)?;
-            let words: [&str; 0] = [];
-            let mut cur = Cursor::new(&words);
-            let mut c = Call {
-                ext: "limit",
-                opt: o,
-                inv: false,
-                arg,
-                rest: &mut cur,
-                ctx: &ctx,
-            };
-            m.parse(&mut c)?;
-            seen |= 1 << o.id;
-        }
-        Ok(m)
+    fn build(args: &[(&str, &str)]) -> Result<Printed> {
+        let opts: Vec<Opt> = args.iter().map(|&(n, a)| (n, false, a)).collect();
+        let words = match_words::<Limit>(&opts);
+        run_words(Family::Ipv4, TableKind::Filter, "INPUT", &words)
     }
 
     #[test]
     fn list_and_save() {
-        let p = PrintCtx {
-            family: Family::Ipv4,
-            proto: 0,
-            numeric: false,
-        };
         let cases: &[(Args, &str, &str)] = &[
             (&[], " limit: avg 3/hour burst 5", " --limit 3/hour"),
             (
@@ -263,13 +235,9 @@ mod tests {
             ),
         ];
         for (args, list, save) in cases {
-            let m = build(args).unwrap();
-            let mut s = String::new();
-            m.list(&p, &mut s);
-            assert_eq!(s, *list, "{args:?}");
-            let mut s = String::new();
-            m.save(&p, &mut s);
-            assert_eq!(s, *save, "{args:?}");
+            let p = build(args).unwrap();
+            assert_eq!(p.list, *list, "{args:?}");
+            assert_eq!(p.save, *save, "{args:?}");
         }
     }
 

@@ -124,7 +124,7 @@ impl Ext for Mac {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, err_in, list, save, save_in};
+    use crate::ext::testutil::{err, err_in, list, save, save_in};
     use ruleset::{Family, TableKind};
 
     #[test]

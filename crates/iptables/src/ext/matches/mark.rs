@@ -24,6 +24,22 @@ pub fn put_val_mask(out: &mut String, val: u32, mask: u32) {
     }
 }
 
+/// `[!] --mark value[/mask]`, the one option of `-m mark` and `-m connmark`:
+/// (value, mask, inverted).
+pub(crate) fn parse_mark(c: &Call) -> Result<(u32, u32, bool)> {
+    let (v, m) = opt::parse_val_mask(c.ext, c.opt.name, c.arg)?;
+    Ok((v, m, c.inv))
+}
+
+/// Save form of `[!] --mark value[/mask]`.
+pub(crate) fn save_mark(out: &mut String, mark: u32, mask: u32, inv: bool) {
+    if inv {
+        out.push_str(" !");
+    }
+    out.push_str(" --mark");
+    put_val_mask(out, mark, mask);
+}
+
 impl Ext for Mark {
     const NAME: &'static str = "mark";
     const FAMILY: Fam = Fam::Both;
@@ -38,19 +54,12 @@ impl Ext for Mark {
     }
 
     fn parse(&mut self, c: &mut Call) -> Result<()> {
-        let (v, m) = opt::parse_val_mask(c.ext, c.opt.name, c.arg)?;
-        self.mark = v;
-        self.mask = m;
-        self.inv = c.inv;
+        (self.mark, self.mask, self.inv) = parse_mark(c)?;
         Ok(())
     }
 
     fn save(&self, _: &PrintCtx, out: &mut String) {
-        if self.inv {
-            out.push_str(" !");
-        }
-        out.push_str(" --mark");
-        put_val_mask(out, self.mark, self.mask);
+        save_mark(out, self.mark, self.mask, self.inv);
     }
 
     fn list(&self, _: &PrintCtx, out: &mut String) {
@@ -62,109 +71,9 @@ impl Ext for Mark {
     }
 }
 
-/// Helpers for the unit tests of the match modules: parse one rule the way
-/// iptables-restore would and print its first match.
-#[cfg(test)]
-pub(crate) mod testutil {
-    use crate::ext::PrintCtx;
-    use crate::parse::{parse, ParseOpts};
-    use ruleset::{Family, TableKind};
-
-    pub fn rule(
-        family: Family,
-        table: TableKind,
-        chain: &str,
-        args: &str,
-    ) -> crate::error::Result<crate::rule::Rule> {
-        let words: Vec<&str> = args.split_whitespace().collect();
-        rule_words(family, table, chain, &words)
-    }
-
-    /// Like `rule` with the words given one by one (for empty words or
-    /// words with white space).
-    pub fn rule_words(
-        family: Family,
-        table: TableKind,
-        chain: &str,
-        words: &[&str],
-    ) -> crate::error::Result<crate::rule::Rule> {
-        let mut argv: Vec<&str> = vec!["-A", chain];
-        argv.extend_from_slice(words);
-        let o = ParseOpts {
-            family,
-            restore: true,
-            table: Some(table),
-            prog: "iptables",
-        };
-        let mut parsed = parse(&argv, o)?;
-        Ok(parsed.rules.remove(0))
-    }
-
-    fn print(family: Family, table: TableKind, chain: &str, args: &str, mode: Mode) -> String {
-        let r = rule(family, table, chain, args).unwrap_or_else(|e| panic!("{args}: {e:?}"));
-        let ctx = PrintCtx {
-            family,
-            proto: r.proto,
-            numeric: mode == Mode::Numeric,
-        };
-        let mut out = String::new();
-        let m = &r.matches[0];
-        if mode == Mode::Save {
-            m.save(&ctx, &mut out);
-        } else {
-            m.list(&ctx, &mut out);
-        }
-        out
-    }
-
-    #[derive(Clone, Copy, PartialEq, Eq)]
-    enum Mode {
-        List,
-        Numeric,
-        Save,
-    }
-
-    /// `-L` text of the first match (numeric or not), IPv4 filter INPUT
-    /// unless given.
-    pub fn list_in(
-        family: Family,
-        table: TableKind,
-        chain: &str,
-        args: &str,
-        numeric: bool,
-    ) -> String {
-        let mode = if numeric { Mode::Numeric } else { Mode::List };
-        print(family, table, chain, args, mode)
-    }
-
-    pub fn list(args: &str, numeric: bool) -> String {
-        list_in(Family::Ipv4, TableKind::Filter, "INPUT", args, numeric)
-    }
-
-    pub fn save_in(family: Family, table: TableKind, chain: &str, args: &str) -> String {
-        print(family, table, chain, args, Mode::Save)
-    }
-
-    pub fn save(args: &str) -> String {
-        save_in(Family::Ipv4, TableKind::Filter, "INPUT", args)
-    }
-
-    /// The error message of a rule that must be rejected.
-    pub fn err_in(family: Family, table: TableKind, chain: &str, args: &str) -> String {
-        match rule(family, table, chain, args) {
-            Ok(r) => panic!("{args}: accepted as {r:?}"),
-            Err(e) => e.msg,
-        }
-    }
-
-    pub fn err(args: &str) -> String {
-        err_in(Family::Ipv4, TableKind::Filter, "INPUT", args)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::testutil::{err, list, save};
+    use crate::ext::testutil::{err, list, save};
 
     #[test]
     fn list_output() {

@@ -182,6 +182,7 @@ impl Ext for Multiport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     fn value(kind: u8, arg: &str, inv: bool) -> Multiport {
@@ -223,27 +224,18 @@ mod tests {
             (EITHER, "9999", false, 136, false, " multiport ports 9999"),
         ];
         for (kind, arg, inv, proto, numeric, want) in cases {
-            let ctx = PrintCtx {
-                family: Family::Ipv4,
-                proto: *proto,
-                numeric: *numeric,
-            };
-            let mut out = String::new();
-            value(*kind, arg, *inv).list(&ctx, &mut out);
-            assert_eq!(out, *want, "{arg}");
+            let p = print_ext(&value(*kind, arg, *inv), Family::Ipv4, *proto);
+            assert_eq!(p.listed(*numeric), *want, "{arg}");
         }
     }
 
     #[test]
     fn save_forms() {
-        let ctx = PrintCtx {
-            family: Family::Ipv6,
-            proto: 6,
-            numeric: false,
-        };
-        let mut out = String::new();
-        value(DESTINATION, "ssh,1024:65535", true).save(&ctx, &mut out);
-        assert_eq!(out, " ! --dports 22,1024:65535");
+        let m = value(DESTINATION, "ssh,1024:65535", true);
+        assert_eq!(
+            print_ext(&m, Family::Ipv6, 6).save,
+            " ! --dports 22,1024:65535"
+        );
     }
 
     #[test]

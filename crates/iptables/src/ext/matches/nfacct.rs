@@ -62,7 +62,7 @@ impl Ext for Nfacct {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, list, rule, rule_words, save};
+    use crate::ext::testutil::{err, list, rule, rule_words, save};
     use crate::ext::Match;
     use ruleset::{Family, TableKind};
 

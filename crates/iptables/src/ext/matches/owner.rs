@@ -231,8 +231,8 @@ impl Ext for Owner {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err_in, list_in, save_in};
     use super::{id_of, name_of};
+    use crate::ext::testutil::{err_in, list_in, save_in};
     use ruleset::{Family, TableKind};
 
     fn list(args: &str, numeric: bool) -> String {

@@ -78,7 +78,7 @@ impl Ext for Pkttype {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, list, save};
+    use crate::ext::testutil::{err, list, save};
 
     #[test]
     fn list_output() {

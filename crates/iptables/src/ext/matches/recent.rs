@@ -257,40 +257,14 @@ impl Recent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ext::{precheck, Cursor};
+    use crate::ext::testutil::{match_words, run_words, Printed};
     use ruleset::{Family, TableKind};
 
     type Args = &'static [(&'static str, bool, &'static str)];
 
-    fn build(family: Family, args: &[(&str, bool, &str)]) -> Result<Recent> {
-        let ctx = ParseCtx {
-            family,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            proto: 0,
-            inv_proto: false,
-        };
-        let mut m = Recent::new(&ctx);
-        let mut seen = 0u32;
-        for (name, inv, arg) in args {
-            let o = Recent::OPTS.iter().find(|o| o.name == *name).unwrap();
-            precheck("recent", o, *inv, seen)?;
-            let words: [&str; 0] = [];
-            let mut cur = Cursor::new(&words);
-            let mut c = Call {
-                ext: "recent",
-                opt: o,
-                inv: *inv,
-                arg,
-                rest: &mut cur,
-                ctx: &ctx,
-            };
-            m.parse(&mut c)?;
-            seen |= 1 << o.id;
-        }
-        postcheck("recent", Recent::OPTS, seen)?;
-        m.finish(seen, &ctx)?;
-        Ok(m)
+    fn build(family: Family, args: &[(&str, bool, &str)]) -> Result<Printed> {
+        let words = match_words::<Recent>(args);
+        run_words(family, TableKind::Filter, "INPUT", &words)
     }
 
     #[test]
@@ -329,23 +303,14 @@ mod tests {
             ),
         ];
         for (fam, args, want) in cases {
-            let m = build(*fam, args).unwrap();
-            let mut s = String::new();
-            m.list(
-                &PrintCtx {
-                    family: *fam,
-                    proto: 0,
-                    numeric: false,
-                },
-                &mut s,
-            );
-            assert_eq!(s, *want, "{args:?}");
+            let p = build(*fam, args).unwrap();
+            assert_eq!(p.list, *want, "{args:?}");
         }
     }
 
     #[test]
     fn save_output() {
-        let m = build(
+        let s = build(
             Family::Ipv4,
             &[
                 ("name", false, "x"),
@@ -355,16 +320,8 @@ mod tests {
                 ("mask", false, "255.255.0.0"),
             ],
         )
-        .unwrap();
-        let mut s = String::new();
-        m.save(
-            &PrintCtx {
-                family: Family::Ipv4,
-                proto: 0,
-                numeric: false,
-            },
-            &mut s,
-        );
+        .unwrap()
+        .save;
         assert_eq!(
             s,
             " ! --rcheck --seconds 9 --hitcount 3 --name x --mask 255.255.0.0 --rsource"

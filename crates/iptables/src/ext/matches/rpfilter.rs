@@ -90,7 +90,7 @@ impl Ext for Rpfilter {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err_in, list_in, save_in};
+    use crate::ext::testutil::{err_in, list_in, save_in};
     use ruleset::{Family, TableKind};
 
     #[test]

@@ -1,8 +1,8 @@
 //! `-m sctp`: ports and chunk types (iptables' libxt_sctp).
 
+use super::tcp::parse_ports;
 use crate::error::{Error, Result};
 use crate::ext::{fmt_port, require_proto, Arg, Call, Ext, OptDef, ParseCtx, PrintCtx};
-use crate::opt;
 use std::fmt::Write;
 
 /// Chunk names: (name, chunk type, flag letters from bit 7 down to bit 0).
@@ -73,31 +73,6 @@ pub struct Sctp {
 const SPORT: u8 = 0;
 const DPORT: u8 = 1;
 const CHUNK: u8 = 2;
-
-fn parse_ports(s: &str) -> Result<(u16, u16)> {
-    match s.split_once(':') {
-        None => {
-            let p = opt::parse_port(s, "sctp")?;
-            Ok((p, p))
-        }
-        Some((a, b)) => {
-            let lo = if a.is_empty() {
-                0
-            } else {
-                opt::parse_port(a, "sctp")?
-            };
-            let hi = if b.is_empty() {
-                0xFFFF
-            } else {
-                opt::parse_port(b, "sctp")?
-            };
-            if lo > hi {
-                return Err(Error::param("invalid portrange (min > max)"));
-            }
-            Ok((lo, hi))
-        }
-    }
-}
 
 fn parse_chunks(mode: &str, list: &str) -> Result<Chunks> {
     let mode = if mode.eq_ignore_ascii_case("ANY") {
@@ -277,14 +252,14 @@ impl Ext for Sctp {
                 if self.spts.is_some() {
                     return Err(Error::param("Only one `--source-port' allowed"));
                 }
-                self.spts = Some(parse_ports(c.arg)?);
+                self.spts = Some(parse_ports(c.arg, "sctp")?);
                 self.inv_sport = c.inv;
             }
             DPORT => {
                 if self.dpts.is_some() {
                     return Err(Error::param("Only one `--destination-port' allowed"));
                 }
-                self.dpts = Some(parse_ports(c.arg)?);
+                self.dpts = Some(parse_ports(c.arg, "sctp")?);
                 self.inv_dport = c.inv;
             }
             _ => {
@@ -345,15 +320,8 @@ impl Ext for Sctp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
-
-    fn ctx(numeric: bool) -> PrintCtx {
-        PrintCtx {
-            family: Family::Ipv4,
-            proto: 132,
-            numeric,
-        }
-    }
 
     fn with_chunks(mode: &str, list: &str, inv: bool) -> Sctp {
         Sctp {
@@ -410,18 +378,16 @@ mod tests {
             ),
         ];
         for (m, numeric, want) in cases {
-            let mut out = String::new();
-            m.list(&ctx(numeric), &mut out);
-            assert_eq!(out, want);
+            let p = print_ext(&m, Family::Ipv4, 132);
+            assert_eq!(p.listed(numeric), want);
         }
     }
 
     #[test]
     fn save_forms() {
         let m = with_chunks("all", "DATA:Ie,SACK", true);
-        let mut out = String::new();
-        m.save(&ctx(false), &mut out);
-        assert_eq!(out, " ! --chunk-types all DATA:Ie,SACK");
+        let p = print_ext(&m, Family::Ipv4, 132);
+        assert_eq!(p.save, " ! --chunk-types all DATA:Ie,SACK");
     }
 
     #[test]
@@ -449,11 +415,11 @@ mod tests {
             assert_eq!(got, *want, "{mode} {list}");
         }
         assert_eq!(
-            parse_ports("5:4").unwrap_err().msg,
+            parse_ports("5:4", "sctp").unwrap_err().msg,
             "invalid portrange (min > max)"
         );
         assert_eq!(
-            parse_ports("65536").unwrap_err().msg,
+            parse_ports("65536", "sctp").unwrap_err().msg,
             "invalid port/service `65536' specified"
         );
     }

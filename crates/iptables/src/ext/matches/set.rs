@@ -258,7 +258,7 @@ impl Ext for Set {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, list, save};
+    use crate::ext::testutil::{err, list, save};
 
     #[test]
     fn list_output() {

@@ -53,38 +53,13 @@ impl Ext for State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ext::Cursor;
+    use crate::ext::testutil::{match_words, run_words, Opt, Printed};
     use ruleset::{Family, TableKind};
 
-    fn build(args: &[(bool, &str)]) -> Result<State> {
-        let ctx = ParseCtx {
-            family: Family::Ipv4,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            proto: 0,
-            inv_proto: false,
-        };
-        let mut m = State::new(&ctx);
-        let mut seen = 0u32;
-        let o = &State::OPTS[0];
-        for (inv, arg) in args {
-            crate::ext::precheck("state", o, *inv, seen)?;
-            let words: [&str; 0] = [];
-            let mut cur = Cursor::new(&words);
-            let mut c = Call {
-                ext: "state",
-                opt: o,
-                inv: *inv,
-                arg,
-                rest: &mut cur,
-                ctx: &ctx,
-            };
-            m.parse(&mut c)?;
-            seen |= 1 << o.id;
-        }
-        crate::ext::postcheck("state", State::OPTS, seen)?;
-        m.finish(seen, &ctx)?;
-        Ok(m)
+    fn build(args: &[(bool, &str)]) -> Result<Printed> {
+        let opts: Vec<Opt> = args.iter().map(|&(inv, a)| ("state", inv, a)).collect();
+        let words = match_words::<State>(&opts);
+        run_words(Family::Ipv4, TableKind::Filter, "INPUT", &words)
     }
 
     #[test]
@@ -105,19 +80,10 @@ mod tests {
             ),
         ];
         for (inv, arg, list, save) in cases {
-            let m = build(&[(*inv, arg)]).unwrap();
+            let p = build(&[(*inv, arg)]).unwrap();
             for numeric in [false, true] {
-                let p = PrintCtx {
-                    family: Family::Ipv4,
-                    proto: 0,
-                    numeric,
-                };
-                let mut s = String::new();
-                m.list(&p, &mut s);
-                assert_eq!(s, *list);
-                let mut s = String::new();
-                m.save(&p, &mut s);
-                assert_eq!(s, *save);
+                assert_eq!(p.listed(numeric), *list);
+                assert_eq!(p.save, *save);
             }
         }
     }

@@ -192,40 +192,14 @@ impl Ext for Statistic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ext::{precheck, Cursor};
+    use crate::ext::testutil::{match_words, run_words, Printed};
     use ruleset::{Family, TableKind};
 
     type Args = &'static [(&'static str, bool, &'static str)];
 
-    fn build(args: &[(&str, bool, &str)]) -> Result<Statistic> {
-        let ctx = ParseCtx {
-            family: Family::Ipv4,
-            table: TableKind::Filter,
-            chain: "OUTPUT",
-            proto: 0,
-            inv_proto: false,
-        };
-        let mut m = Statistic::new(&ctx);
-        let mut seen = 0u32;
-        for (name, inv, arg) in args {
-            let o = Statistic::OPTS.iter().find(|o| o.name == *name).unwrap();
-            precheck("statistic", o, *inv, seen)?;
-            let words: [&str; 0] = [];
-            let mut cur = Cursor::new(&words);
-            let mut c = Call {
-                ext: "statistic",
-                opt: o,
-                inv: *inv,
-                arg,
-                rest: &mut cur,
-                ctx: &ctx,
-            };
-            m.parse(&mut c)?;
-            seen |= 1 << o.id;
-        }
-        postcheck("statistic", Statistic::OPTS, seen)?;
-        m.finish(seen, &ctx)?;
-        Ok(m)
+    fn build(args: &[(&str, bool, &str)]) -> Result<Printed> {
+        let words = match_words::<Statistic>(args);
+        run_words(Family::Ipv4, TableKind::Filter, "OUTPUT", &words)
     }
 
     #[test]
@@ -275,18 +249,9 @@ mod tests {
             ),
         ];
         for (args, list, save) in cases {
-            let m = build(args).unwrap();
-            let p = PrintCtx {
-                family: Family::Ipv4,
-                proto: 0,
-                numeric: true,
-            };
-            let mut s = String::new();
-            m.list(&p, &mut s);
-            assert_eq!(s, *list, "{args:?}");
-            let mut s = String::new();
-            m.save(&p, &mut s);
-            assert_eq!(s, *save, "{args:?}");
+            let p = build(args).unwrap();
+            assert_eq!(p.list_numeric, *list, "{args:?}");
+            assert_eq!(p.save, *save, "{args:?}");
         }
     }
 

@@ -71,22 +71,24 @@ pub fn fmt_tcp_flags(out: &mut String, mut flags: u8) {
     }
 }
 
-fn parse_ports(s: &str) -> Result<(u16, u16)> {
+/// `port`, `lo:hi`, `lo:` or `:hi` with service names of `proto` (iptables'
+/// parse_tcp_ports / parse_sctp_ports); shared with `-m sctp`.
+pub(crate) fn parse_ports(s: &str, proto: &str) -> Result<(u16, u16)> {
     match s.split_once(':') {
         None => {
-            let p = opt::parse_port(s, "tcp")?;
+            let p = opt::parse_port(s, proto)?;
             Ok((p, p))
         }
         Some((a, b)) => {
             let lo = if a.is_empty() {
                 0
             } else {
-                opt::parse_port(a, "tcp")?
+                opt::parse_port(a, proto)?
             };
             let hi = if b.is_empty() {
                 65535
             } else {
-                opt::parse_port(b, "tcp")?
+                opt::parse_port(b, proto)?
             };
             if lo > hi {
                 return Err(Error::param("invalid portrange (min > max)"));
@@ -136,14 +138,14 @@ impl Ext for Tcp {
                 if self.spts != (0, 65535) || self.inv_sport {
                     return Err(Error::param("Only one `--source-port' allowed"));
                 }
-                self.spts = parse_ports(c.arg)?;
+                self.spts = parse_ports(c.arg, "tcp")?;
                 self.inv_sport = c.inv;
             }
             DPORT => {
                 if self.dpts != (0, 65535) || self.inv_dport {
                     return Err(Error::param("Only one `--destination-port' allowed"));
                 }
-                self.dpts = parse_ports(c.arg)?;
+                self.dpts = parse_ports(c.arg, "tcp")?;
                 self.inv_dport = c.inv;
             }
             SYN | FLAGS => {

@@ -107,7 +107,7 @@ impl Ext for Tos {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::testutil::{err, list, save};
+    use crate::ext::testutil::{err, list, save};
 
     #[test]
     fn list_output() {

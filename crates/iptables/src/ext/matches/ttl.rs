@@ -85,6 +85,7 @@ impl Ext for Ttl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ext::testutil::print_ext;
     use ruleset::Family;
 
     #[test]
@@ -96,18 +97,9 @@ mod tests {
             (GT, 64, " TTL match TTL > 64", " --ttl-gt 64"),
         ];
         for &(mode, ttl, list, save) in cases {
-            let m = Ttl { mode, ttl };
-            let ctx = PrintCtx {
-                family: Family::Ipv4,
-                proto: 0,
-                numeric: true,
-            };
-            let mut out = String::new();
-            m.list(&ctx, &mut out);
-            assert_eq!(out, list);
-            out.clear();
-            m.save(&ctx, &mut out);
-            assert_eq!(out, save);
+            let p = print_ext(&Ttl { mode, ttl }, Family::Ipv4, 0);
+            assert_eq!(p.list_numeric, list);
+            assert_eq!(p.save, save);
         }
         assert_eq!(mode_of(O_EQ, true), NE);
         assert_eq!(mode_of(O_GT, false), GT);

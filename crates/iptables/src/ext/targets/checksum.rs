@@ -56,7 +56,7 @@ impl Ext for Checksum {
 
 #[cfg(test)]
 mod tests {
-    use crate::ext::targets::mark::testutil::{err, run};
+    use crate::ext::testutil::{err_in, run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -71,11 +71,11 @@ mod tests {
             .unwrap();
             assert_eq!(
                 got,
-                (
-                    " --checksum-fill".into(),
-                    " CHECKSUM fill".into(),
-                    " CHECKSUM fill".into()
-                )
+                Printed {
+                    save: " --checksum-fill".into(),
+                    list: " CHECKSUM fill".into(),
+                    list_numeric: " CHECKSUM fill".into(),
+                }
             );
         }
     }
@@ -110,7 +110,11 @@ mod tests {
             ),
         ];
         for (table, rule, want) in cases {
-            assert_eq!(err(Family::Ipv4, *table, "OUTPUT", rule), *want, "{rule}");
+            assert_eq!(
+                err_in(Family::Ipv4, *table, "OUTPUT", rule),
+                *want,
+                "{rule}"
+            );
         }
     }
 }

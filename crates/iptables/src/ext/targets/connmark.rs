@@ -1,7 +1,7 @@
 //! `-j CONNMARK`: set the connection mark or copy it to/from the packet mark
 //! (iptables' libxt_CONNMARK, revision 2 with the shift options).
 
-use super::mark::parse_markmask;
+use super::mark::{list_xmark, parse_xmark};
 use crate::error::{Error, Result};
 use crate::ext::{Arg, Call, Ext, Fam, OptDef, ParseCtx, PrintCtx};
 use std::fmt::Write;
@@ -80,32 +80,13 @@ impl Ext for Connmark {
 
     fn parse(&mut self, c: &mut Call) -> Result<()> {
         let u32_arg = |c: &Call| c.uint(0, u32::MAX as u64).map(|v| v as u32);
-        let set = |s: &mut Self, mark: u32, mask: u32| {
-            s.mode = ConnmarkMode::Set;
-            s.ctmark = mark;
-            s.ctmask = mask;
-        };
+        if let Some((mark, mask)) = parse_xmark(c)? {
+            self.mode = ConnmarkMode::Set;
+            self.ctmark = mark;
+            self.ctmask = mask;
+            return Ok(());
+        }
         match c.opt.id {
-            SET_XMARK => {
-                let (v, m) = parse_markmask(c)?;
-                set(self, v, m);
-            }
-            SET_MARK => {
-                let (v, m) = parse_markmask(c)?;
-                set(self, v, v | m);
-            }
-            AND_MARK => {
-                let v = u32_arg(c)?;
-                set(self, 0, !v);
-            }
-            OR_MARK => {
-                let v = u32_arg(c)?;
-                set(self, v, v);
-            }
-            XOR_MARK => {
-                let v = u32_arg(c)?;
-                set(self, v, 0);
-            }
             SAVE_MARK => self.mode = ConnmarkMode::Save,
             RESTORE_MARK => self.mode = ConnmarkMode::Restore,
             CTMASK => self.ctmask = u32_arg(c)?,
@@ -161,17 +142,8 @@ impl Ext for Connmark {
         let (ctmark, ctmask, nfmask) = (self.ctmark, self.ctmask, self.nfmask);
         let _ = match self.mode {
             ConnmarkMode::Set => {
-                if ctmark == 0 {
-                    write!(out, " CONNMARK and {:#x}", !ctmask)
-                } else if ctmark == ctmask {
-                    write!(out, " CONNMARK or {ctmark:#x}")
-                } else if ctmask == 0 {
-                    write!(out, " CONNMARK xor {ctmark:#x}")
-                } else if ctmask == u32::MAX {
-                    write!(out, " CONNMARK set {ctmark:#x}")
-                } else {
-                    write!(out, " CONNMARK xset {ctmark:#x}/{ctmask:#x}")
-                }
+                list_xmark(out, "CONNMARK", ctmark, ctmask);
+                Ok(())
             }
             ConnmarkMode::Save => {
                 if nfmask == u32::MAX && ctmask == u32::MAX {
@@ -213,11 +185,11 @@ impl Connmark {
 
 #[cfg(test)]
 mod tests {
-    use crate::ext::targets::mark::testutil::{err, run};
+    use crate::ext::testutil::{err_in, ok_in, run, Printed};
     use ruleset::{Family, TableKind};
 
-    fn ok(rule: &str) -> (String, String, String) {
-        run(Family::Ipv4, TableKind::Mangle, "PREROUTING", rule).unwrap()
+    fn ok(rule: &str) -> Printed {
+        ok_in(Family::Ipv4, TableKind::Mangle, "PREROUTING", rule)
     }
 
     #[test]
@@ -312,7 +284,11 @@ mod tests {
             ),
         ];
         for (rule, save, list) in cases {
-            let (s, l, n) = ok(rule);
+            let Printed {
+                save: s,
+                list: l,
+                list_numeric: n,
+            } = ok(rule);
             assert_eq!(s, *save, "{rule}");
             assert_eq!(l, *list, "{rule}");
             assert_eq!(n, *list, "{rule} -n");
@@ -372,7 +348,7 @@ mod tests {
         ];
         for (rule, want) in cases {
             assert_eq!(
-                err(Family::Ipv4, TableKind::Mangle, "FORWARD", rule),
+                err_in(Family::Ipv4, TableKind::Mangle, "FORWARD", rule),
                 *want,
                 "{rule}"
             );

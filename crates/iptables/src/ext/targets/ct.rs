@@ -209,7 +209,7 @@ impl Ext for Ct {
 
 #[cfg(test)]
 mod tests {
-    use crate::ext::targets::mark::testutil::{err, run};
+    use crate::ext::testutil::{err_in, run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -266,7 +266,11 @@ mod tests {
             ),
         ];
         for (rule, save, list) in cases {
-            let (s, l, n) = run(Family::Ipv4, TableKind::Raw, "PREROUTING", rule).unwrap();
+            let Printed {
+                save: s,
+                list: l,
+                list_numeric: n,
+            } = run(Family::Ipv4, TableKind::Raw, "PREROUTING", rule).unwrap();
             assert_eq!(s, *save, "{rule}");
             assert_eq!(l, *list, "{rule}");
             assert_eq!(n, *list, "{rule} -n");
@@ -318,7 +322,11 @@ mod tests {
             ),
         ];
         for (table, rule, want) in cases {
-            assert_eq!(err(Family::Ipv6, *table, "OUTPUT", rule), *want, "{rule}");
+            assert_eq!(
+                err_in(Family::Ipv6, *table, "OUTPUT", rule),
+                *want,
+                "{rule}"
+            );
         }
     }
 }

@@ -46,7 +46,7 @@ impl Ext for Dnat {
 
 #[cfg(test)]
 mod tests {
-    use super::super::snat::testutil::run;
+    use crate::ext::testutil::{run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -90,7 +90,11 @@ mod tests {
             ),
         ];
         for (fam, rule, save, want) in cases {
-            let (s, l, n) = run(*fam, TableKind::Nat, "PREROUTING", rule).unwrap();
+            let Printed {
+                save: s,
+                list: l,
+                list_numeric: n,
+            } = run(*fam, TableKind::Nat, "PREROUTING", rule).unwrap();
             assert_eq!(s, *save, "{rule}");
             assert_eq!(l, *want, "{rule}");
             assert_eq!(n, *want, "{rule} -n");
@@ -157,7 +161,7 @@ mod tests {
             ),
         ];
         for (fam, chain, rule, want) in cases {
-            let e = run(*fam, TableKind::Nat, chain, rule).unwrap_err();
+            let e = run(*fam, TableKind::Nat, chain, rule).unwrap_err().msg;
             assert_eq!(e, *want, "{rule}");
         }
     }

@@ -21,6 +21,15 @@ const F_IPOPT: u8 = 0x04;
 const F_UID: u8 = 0x08;
 const F_MACDECODE: u8 = 0x20;
 
+/// The flags in print order, with their names (`--log-NAME` when saved).
+const FLAG_NAMES: [(u8, &str); 5] = [
+    (F_TCPSEQ, "tcp-sequence"),
+    (F_TCPOPT, "tcp-options"),
+    (F_IPOPT, "ip-options"),
+    (F_UID, "uid"),
+    (F_MACDECODE, "macdecode"),
+];
+
 /// LOG_WARNING.
 const DEFAULT_LEVEL: u8 = 4;
 /// The kernel's prefix buffer is 30 bytes with the terminating NUL.
@@ -122,13 +131,7 @@ impl Ext for Log {
         if self.level != DEFAULT_LEVEL {
             let _ = write!(out, " --log-level {}", self.level);
         }
-        for (f, name) in [
-            (F_TCPSEQ, "tcp-sequence"),
-            (F_TCPOPT, "tcp-options"),
-            (F_IPOPT, "ip-options"),
-            (F_UID, "uid"),
-            (F_MACDECODE, "macdecode"),
-        ] {
+        for (f, name) in FLAG_NAMES {
             if self.flags & f != 0 {
                 let _ = write!(out, " --log-{name}");
             }
@@ -148,13 +151,7 @@ impl Ext for Log {
                     let _ = write!(out, " UNKNOWN level {}", self.level);
                 }
             }
-            for (f, name) in [
-                (F_TCPSEQ, "tcp-sequence"),
-                (F_TCPOPT, "tcp-options"),
-                (F_IPOPT, "ip-options"),
-                (F_UID, "uid"),
-                (F_MACDECODE, "macdecode"),
-            ] {
+            for (f, name) in FLAG_NAMES {
                 if self.flags & f != 0 {
                     let _ = write!(out, " {name}");
                 }
@@ -168,7 +165,7 @@ impl Ext for Log {
 
 #[cfg(test)]
 mod tests {
-    use super::super::snat::testutil::run;
+    use crate::ext::testutil::{run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -209,7 +206,11 @@ mod tests {
         ];
         for fam in [Family::Ipv4, Family::Ipv6] {
             for (rule, save, list, num) in cases {
-                let (s, l, n) = run(fam, TableKind::Filter, "INPUT", rule).unwrap();
+                let Printed {
+                    save: s,
+                    list: l,
+                    list_numeric: n,
+                } = run(fam, TableKind::Filter, "INPUT", rule).unwrap();
                 assert_eq!(s, *save, "{rule}");
                 assert_eq!(l, *list, "{rule}");
                 assert_eq!(n, *num, "{rule} -n");
@@ -229,7 +230,9 @@ mod tests {
             ),
         ];
         for (rule, want) in cases {
-            let e = run(Family::Ipv4, TableKind::Filter, "INPUT", rule).unwrap_err();
+            let e = run(Family::Ipv4, TableKind::Filter, "INPUT", rule)
+                .unwrap_err()
+                .msg;
             assert_eq!(e, *want, "{rule}");
         }
         assert_eq!(

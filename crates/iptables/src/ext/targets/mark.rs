@@ -21,44 +21,43 @@ const XOR_MARK: u8 = 3;
 const SET_XMARK: u8 = 4;
 const ANY: u32 = 1 << SET_MARK | 1 << AND_MARK | 1 << OR_MARK | 1 << XOR_MARK | 1 << SET_XMARK;
 
-/// xtables' XTTYPE_MARKMASK32 (`value[/mask]`, any base, mask defaults to
-/// 0xffffffff) with its error messages. Shared with CONNMARK.
-pub(crate) fn parse_markmask(c: &Call) -> Result<(u32, u32)> {
-    let bad = || {
-        Error::param(format!(
-            "{}: bad integer value for option \"--{}\", or out of range.\n",
-            c.ext, c.opt.name
-        ))
-    };
-    let garbage = || {
-        Error::param(format!(
-            "{}: trailing garbage after value for option \"--{}\".\n",
-            c.ext, c.opt.name
-        ))
-    };
-    // One number with whatever follows it, as xtables_strtoui with an end
-    // pointer reads it: no leading '-', at least one digit, fits 32 bits.
-    let num = |s: &'_ str| -> Option<(u32, usize)> {
-        if s.trim_start().starts_with('-') {
-            return None;
+/// The (mark, mask) of one of the five options MARK and CONNMARK share,
+/// as "clear the bits of `mask`, then XOR `mark`": `--set-xmark V[/M]`,
+/// `--set-mark V[/M]`, `--and-mark V`, `--or-mark V`, `--xor-mark V`.
+/// `None` for any other option.
+pub(crate) fn parse_xmark(c: &Call) -> Result<Option<(u32, u32)>> {
+    let u32_arg = |c: &Call| c.uint(0, u32::MAX as u64).map(|v| v as u32);
+    // xtables' XTTYPE_MARKMASK32: `value[/mask]`, mask 0xffffffff by default.
+    let markmask = |c: &Call| opt::parse_val_mask(c.ext, c.opt.name, c.arg);
+    Ok(Some(match c.opt.name {
+        "set-xmark" => markmask(c)?,
+        "set-mark" => {
+            let (v, m) = markmask(c)?;
+            (v, v | m)
         }
-        let (v, rest) = opt::strtoul(s, 0)?;
-        let v = u32::try_from(v).ok()?;
-        Some((v, s.len() - rest.len()))
+        "and-mark" => (0, !u32_arg(c)?),
+        "or-mark" => {
+            let v = u32_arg(c)?;
+            (v, v)
+        }
+        "xor-mark" => (u32_arg(c)?, 0),
+        _ => return Ok(None),
+    }))
+}
+
+/// `-L` form of a (mark, mask) pair: ` NAME and|or|xor|set|xset ...`.
+pub(crate) fn list_xmark(out: &mut String, name: &str, mark: u32, mask: u32) {
+    let _ = if mark == 0 {
+        write!(out, " {name} and {:#x}", !mask)
+    } else if mark == mask {
+        write!(out, " {name} or {mark:#x}")
+    } else if mask == 0 {
+        write!(out, " {name} xor {mark:#x}")
+    } else if mask == u32::MAX {
+        write!(out, " {name} set {mark:#x}")
+    } else {
+        write!(out, " {name} xset {mark:#x}/{mask:#x}")
     };
-    let (mark, used) = num(c.arg).ok_or_else(bad)?;
-    let rest = &c.arg[used..];
-    if rest.is_empty() {
-        return Ok((mark, u32::MAX));
-    }
-    let Some(m) = rest.strip_prefix('/') else {
-        return Err(garbage());
-    };
-    let (mask, used) = num(m).ok_or_else(bad)?;
-    if used != m.len() {
-        return Err(garbage());
-    }
-    Ok((mark, mask))
 }
 
 impl Ext for Mark {
@@ -77,21 +76,9 @@ impl Ext for Mark {
     }
 
     fn parse(&mut self, c: &mut Call) -> Result<()> {
-        let u32_arg = |c: &Call| c.uint(0, u32::MAX as u64).map(|v| v as u32);
-        (self.mark, self.mask) = match c.opt.id {
-            SET_XMARK => parse_markmask(c)?,
-            SET_MARK => {
-                let (v, m) = parse_markmask(c)?;
-                (v, v | m)
-            }
-            AND_MARK => (0, !u32_arg(c)?),
-            OR_MARK => {
-                let v = u32_arg(c)?;
-                (v, v)
-            }
-            XOR_MARK => (u32_arg(c)?, 0),
-            _ => return Ok(()),
-        };
+        if let Some((mark, mask)) = parse_xmark(c)? {
+            (self.mark, self.mask) = (mark, mask);
+        }
         Ok(())
     }
 
@@ -109,85 +96,14 @@ impl Ext for Mark {
     }
 
     fn list(&self, _: &PrintCtx, out: &mut String) {
-        let _ = if self.mark == 0 {
-            write!(out, " MARK and {:#x}", !self.mask)
-        } else if self.mark == self.mask {
-            write!(out, " MARK or {:#x}", self.mark)
-        } else if self.mask == 0 {
-            write!(out, " MARK xor {:#x}", self.mark)
-        } else if self.mask == u32::MAX {
-            write!(out, " MARK set {:#x}", self.mark)
-        } else {
-            write!(out, " MARK xset {:#x}/{:#x}", self.mark, self.mask)
-        };
-    }
-}
-
-/// Shared by the unit tests of the target modules: parse one rule and print
-/// its target extension.
-#[cfg(test)]
-pub(crate) mod testutil {
-    use crate::ext::PrintCtx;
-    use crate::parse::{parse, Command, ParseOpts};
-    use crate::rule::Target;
-    use ruleset::{Family, TableKind};
-
-    /// `-A CHAIN RULE` (RULE split on spaces) in `table`; on success the
-    /// target's (save, list, list -n) texts, else the error message.
-    pub fn run(
-        family: Family,
-        table: TableKind,
-        chain: &str,
-        rule: &str,
-    ) -> Result<(String, String, String), String> {
-        let mut argv: Vec<&str> = vec!["-A", chain];
-        argv.extend(rule.split_whitespace());
-        let o = ParseOpts {
-            family,
-            restore: false,
-            table: Some(table),
-            prog: "iptables",
-        };
-        let parsed = parse(&argv, o).map_err(|e| e.msg)?;
-        assert_eq!(parsed.command, Command::Append(chain.into()));
-        let r = &parsed.rules[0];
-        let Target::Ext(t) = &r.target else {
-            panic!("no target extension in {rule}");
-        };
-        let mut out = [String::new(), String::new(), String::new()];
-        for (i, numeric) in [false, false, true].into_iter().enumerate() {
-            let ctx = PrintCtx {
-                family,
-                proto: r.proto,
-                numeric,
-            };
-            if i == 0 {
-                t.save(&ctx, &mut out[0]);
-            } else {
-                t.list(&ctx, &mut out[i]);
-            }
-        }
-        let [s, l, n] = out;
-        Ok((s, l, n))
-    }
-
-    /// The error message of a rule that must be rejected.
-    pub fn err(family: Family, table: TableKind, chain: &str, rule: &str) -> String {
-        match run(family, table, chain, rule) {
-            Ok(r) => panic!("accepted: {rule} -> {r:?}"),
-            Err(e) => e,
-        }
+        list_xmark(out, "MARK", self.mark, self.mask);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::testutil::{err, run};
+    use crate::ext::testutil::{err_in, ok, run, Printed};
     use ruleset::{Family, TableKind};
-
-    fn ok(rule: &str) -> (String, String, String) {
-        run(Family::Ipv4, TableKind::Filter, "INPUT", rule).unwrap()
-    }
 
     #[test]
     fn forms() {
@@ -245,7 +161,11 @@ mod tests {
             ),
         ];
         for (rule, save, list) in cases {
-            let (s, l, n) = ok(rule);
+            let Printed {
+                save: s,
+                list: l,
+                list_numeric: n,
+            } = ok(rule);
             assert_eq!(s, *save, "{rule}");
             assert_eq!(l, *list, "{rule}");
             assert_eq!(n, *list, "{rule} -n");
@@ -311,7 +231,7 @@ mod tests {
         ];
         for (rule, want) in cases {
             assert_eq!(
-                err(Family::Ipv4, TableKind::Filter, "INPUT", rule),
+                err_in(Family::Ipv4, TableKind::Filter, "INPUT", rule),
                 *want,
                 "{rule}"
             );

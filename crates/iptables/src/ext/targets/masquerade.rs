@@ -49,7 +49,7 @@ impl Ext for Masquerade {
 
 #[cfg(test)]
 mod tests {
-    use super::super::snat::testutil::run;
+    use crate::ext::testutil::{run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -76,7 +76,11 @@ mod tests {
             ),
         ];
         for (fam, rule, save, want) in cases {
-            let (s, l, n) = run(*fam, TableKind::Nat, "POSTROUTING", rule).unwrap();
+            let Printed {
+                save: s,
+                list: l,
+                list_numeric: n,
+            } = run(*fam, TableKind::Nat, "POSTROUTING", rule).unwrap();
             assert_eq!(s, *save, "{rule}");
             assert_eq!(l, *want, "{rule}");
             assert_eq!(n, *want, "{rule} -n");
@@ -108,7 +112,9 @@ mod tests {
             ),
         ];
         for (chain, rule, want) in cases {
-            let e = run(Family::Ipv4, TableKind::Nat, chain, rule).unwrap_err();
+            let e = run(Family::Ipv4, TableKind::Nat, chain, rule)
+                .unwrap_err()
+                .msg;
             assert_eq!(e, *want, "{rule}");
         }
     }

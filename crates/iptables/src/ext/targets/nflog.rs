@@ -95,7 +95,7 @@ impl Nflog {
 
 #[cfg(test)]
 mod tests {
-    use super::super::snat::testutil::run;
+    use crate::ext::testutil::{run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -128,7 +128,11 @@ mod tests {
         ];
         for fam in [Family::Ipv4, Family::Ipv6] {
             for (rule, save, list) in cases {
-                let (s, l, n) = run(fam, TableKind::Filter, "INPUT", rule).unwrap();
+                let Printed {
+                    save: s,
+                    list: l,
+                    list_numeric: n,
+                } = run(fam, TableKind::Filter, "INPUT", rule).unwrap();
                 assert_eq!(s, *save, "{rule}");
                 assert_eq!(l, *list, "{rule}");
                 assert_eq!(n, *list, "{rule} -n");
@@ -157,7 +161,9 @@ mod tests {
             ),
         ];
         for (rule, want) in cases {
-            let e = run(Family::Ipv4, TableKind::Filter, "INPUT", rule).unwrap_err();
+            let e = run(Family::Ipv4, TableKind::Filter, "INPUT", rule)
+                .unwrap_err()
+                .msg;
             assert_eq!(e, *want, "{rule}");
         }
     }

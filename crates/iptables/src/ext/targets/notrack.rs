@@ -36,7 +36,7 @@ impl Ext for Notrack {
 
 #[cfg(test)]
 mod tests {
-    use crate::ext::targets::mark::testutil::{err, run};
+    use crate::ext::testutil::{err_in, run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -46,7 +46,11 @@ mod tests {
                 let got = run(family, TableKind::Raw, chain, "-p udp -j NOTRACK").unwrap();
                 assert_eq!(
                     got,
-                    (String::new(), " NOTRACK".into(), " NOTRACK".into()),
+                    Printed {
+                        save: String::new(),
+                        list: " NOTRACK".into(),
+                        list_numeric: " NOTRACK".into(),
+                    },
                     "{family:?} {chain}"
                 );
             }
@@ -56,15 +60,15 @@ mod tests {
     #[test]
     fn errors() {
         assert_eq!(
-            err(Family::Ipv4, TableKind::Filter, "INPUT", "-j NOTRACK"),
+            err_in(Family::Ipv4, TableKind::Filter, "INPUT", "-j NOTRACK"),
             "Invalid argument: CT target: only valid in raw table, not filter."
         );
         assert_eq!(
-            err(Family::Ipv4, TableKind::Nat, "OUTPUT", "-j NOTRACK"),
+            err_in(Family::Ipv4, TableKind::Nat, "OUTPUT", "-j NOTRACK"),
             "Invalid argument: CT target: only valid in raw table, not nat."
         );
         assert_eq!(
-            err(
+            err_in(
                 Family::Ipv4,
                 TableKind::Raw,
                 "OUTPUT",

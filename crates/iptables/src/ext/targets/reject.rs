@@ -122,7 +122,7 @@ impl Ext for Reject {
 
 #[cfg(test)]
 mod tests {
-    use super::super::snat::testutil::run;
+    use crate::ext::testutil::{run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -184,7 +184,11 @@ mod tests {
             ),
         ];
         for (fam, rule, save, want) in cases {
-            let (s, l, n) = run(*fam, TableKind::Filter, "INPUT", rule).unwrap();
+            let Printed {
+                save: s,
+                list: l,
+                list_numeric: n,
+            } = run(*fam, TableKind::Filter, "INPUT", rule).unwrap();
             assert_eq!(s, *save, "{rule}");
             assert_eq!(l, *want, "{rule}");
             assert_eq!(n, *want, "{rule} -n");
@@ -231,7 +235,7 @@ mod tests {
             ),
         ];
         for (fam, table, chain, rule, want) in cases {
-            let e = run(*fam, *table, chain, rule).unwrap_err();
+            let e = run(*fam, *table, chain, rule).unwrap_err().msg;
             assert_eq!(e, *want, "{rule}");
         }
     }

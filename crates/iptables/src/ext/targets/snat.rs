@@ -318,54 +318,9 @@ impl Ext for Snat {
     }
 }
 
-/// Test support shared by the target modules: run a rule through the real
-/// command-line parser and print its target.
-#[cfg(test)]
-pub(crate) mod testutil {
-    use crate::ext::PrintCtx;
-    use crate::parse::{parse, ParseOpts};
-    use crate::rule::Target;
-    use ruleset::{Family, TableKind};
-
-    /// Parse `-A chain RULE` (RULE split into words as iptables-restore
-    /// does, so quotes work) and return the target's save text, `-L` text
-    /// and `-L -n` text, or the error message.
-    pub fn run(
-        family: Family,
-        table: TableKind,
-        chain: &str,
-        rule: &str,
-    ) -> Result<(String, String, String), String> {
-        let words = crate::parse::restore::tokenize(rule).map_err(|e| e.msg)?;
-        let mut argv = vec!["-A", chain];
-        argv.extend(words.iter().map(String::as_str));
-        let o = ParseOpts {
-            family,
-            restore: false,
-            table: Some(table),
-            prog: "iptables",
-        };
-        let parsed = parse(&argv, o).map_err(|e| e.msg)?;
-        let r = &parsed.rules[0];
-        let Target::Ext(t) = &r.target else {
-            return Err("no target extension".into());
-        };
-        let ctx = |numeric| PrintCtx {
-            family,
-            proto: r.proto,
-            numeric,
-        };
-        let (mut s, mut l, mut n) = (String::new(), String::new(), String::new());
-        t.save(&ctx(false), &mut s);
-        t.list(&ctx(false), &mut l);
-        t.list(&ctx(true), &mut n);
-        Ok((s, l, n))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::testutil::run;
+    use crate::ext::testutil::{run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -399,7 +354,11 @@ mod tests {
             ),
         ];
         for (fam, rule, want) in cases {
-            let (_, l, n) = run(*fam, TableKind::Nat, "POSTROUTING", rule).unwrap();
+            let Printed {
+                list: l,
+                list_numeric: n,
+                ..
+            } = run(*fam, TableKind::Nat, "POSTROUTING", rule).unwrap();
             assert_eq!(l, *want, "{rule}");
             assert_eq!(n, *want, "{rule} -n");
         }
@@ -464,7 +423,7 @@ mod tests {
             ),
         ];
         for (fam, chain, rule, want) in cases {
-            let e = run(*fam, TableKind::Nat, chain, rule).unwrap_err();
+            let e = run(*fam, TableKind::Nat, chain, rule).unwrap_err().msg;
             assert_eq!(e, *want, "{rule}");
         }
         let e = run(
@@ -473,7 +432,8 @@ mod tests {
             "INPUT",
             "-j SNAT --to-source 1.1.1.1",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .msg;
         assert_eq!(
             e,
             "Invalid argument: SNAT target: only valid in nat table, not filter."

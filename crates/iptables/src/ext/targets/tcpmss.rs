@@ -84,7 +84,7 @@ impl Ext for Tcpmss {
 
 #[cfg(test)]
 mod tests {
-    use crate::ext::targets::mark::testutil::{err, run};
+    use crate::ext::testutil::{err_in, run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -149,7 +149,11 @@ mod tests {
             ),
         ];
         for (family, chain, rule, save, list) in cases {
-            let (s, l, n) = run(*family, TableKind::Mangle, chain, rule).unwrap();
+            let Printed {
+                save: s,
+                list: l,
+                list_numeric: n,
+            } = run(*family, TableKind::Mangle, chain, rule).unwrap();
             assert_eq!(s, *save, "{rule}");
             assert_eq!(l, *list, "{rule}");
             assert_eq!(n, *list, "{rule} -n");
@@ -204,7 +208,7 @@ mod tests {
         ];
         for (family, chain, rule, want) in cases {
             assert_eq!(
-                err(*family, TableKind::Mangle, chain, rule),
+                err_in(*family, TableKind::Mangle, chain, rule),
                 *want,
                 "{rule}"
             );

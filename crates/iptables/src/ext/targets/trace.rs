@@ -37,7 +37,7 @@ impl Ext for Trace {
 
 #[cfg(test)]
 mod tests {
-    use crate::ext::targets::mark::testutil::{err, run};
+    use crate::ext::testutil::{err_in, run, Printed};
     use ruleset::{Family, TableKind};
 
     #[test]
@@ -45,7 +45,14 @@ mod tests {
         for family in [Family::Ipv4, Family::Ipv6] {
             for chain in ["PREROUTING", "OUTPUT", "mychain"] {
                 let got = run(family, TableKind::Raw, chain, "-p tcp -j TRACE").unwrap();
-                assert_eq!(got, (String::new(), String::new(), String::new()));
+                assert_eq!(
+                    got,
+                    Printed {
+                        save: String::new(),
+                        list: String::new(),
+                        list_numeric: String::new(),
+                    }
+                );
             }
         }
     }
@@ -71,7 +78,11 @@ mod tests {
             (TableKind::Raw, "-j TRACE --foo", "unknown option \"--foo\""),
         ];
         for (table, rule, want) in cases {
-            assert_eq!(err(Family::Ipv4, *table, "OUTPUT", rule), *want, "{rule}");
+            assert_eq!(
+                err_in(Family::Ipv4, *table, "OUTPUT", rule),
+                *want,
+                "{rule}"
+            );
         }
     }
 }
