@@ -153,6 +153,9 @@ fn run_iptables(family: Family, prog: &str, args: &[String]) -> i32 {
             return e.exit_code();
         }
     };
+    for w in &parsed.warnings {
+        eprintln!("{w}");
+    }
     match parsed.command {
         Command::Help => {
             print!("{}", iptables::parse::help::help_text(prog, family));
@@ -300,7 +303,10 @@ fn run_restore(family: Family, prog: &str, args: &[String]) -> i32 {
         .filter(|t| o.table.is_none_or(|only| only == *t))
         .collect();
     match restore(&mut st.rs, &input, &o) {
-        Ok(_) => {
+        Ok(stats) => {
+            for w in &stats.warnings {
+                eprintln!("{w}");
+            }
             if o.test {
                 return 0;
             }

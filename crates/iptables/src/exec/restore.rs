@@ -59,6 +59,8 @@ pub struct RestoreStats {
     pub lines: usize,
     pub rules: usize,
     pub tables: usize,
+    /// Parser warnings (iptables prints them on stderr), in input order.
+    pub warnings: Vec<String>,
 }
 
 enum Work {
@@ -378,6 +380,7 @@ impl<'r> Restorer<'r> {
             prog: self.o.prog,
         };
         let mut parsed = parse(words, po).map_err(|e| err(lineno, e))?;
+        self.stats.warnings.append(&mut parsed.warnings);
         if let Some(c) = counters {
             if parsed.counters.is_some() {
                 return Err(err(

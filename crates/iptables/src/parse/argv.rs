@@ -71,6 +71,7 @@ pub(super) struct State<'a> {
     pub(super) verbose: u32,
     pub(super) help: bool,
     pub(super) version: bool,
+    pub(super) warnings: Vec<String>,
 }
 
 /// Parse one command line (without the program name).
@@ -102,6 +103,7 @@ pub fn parse(words: &[&str], o: ParseOpts) -> Result<Parsed> {
         verbose: 0,
         help: false,
         version: false,
+        warnings: Vec::new(),
     };
     st.run(words)?;
     st.finish()
@@ -556,9 +558,9 @@ impl<'a> State<'a> {
                     && matches!(self.proto, 43 | 44 | 51 | 60)
                     && !invert
                 {
-                    eprintln!(
+                    self.warnings.push(format!(
                         "Warning: never matched protocol: {lower}. use extension match instead."
-                    );
+                    ));
                 }
                 self.proto_str = Some(lower);
             }
@@ -585,7 +587,7 @@ impl<'a> State<'a> {
                     ))
                 })?;
                 if v.contains('/') || v.contains(' ') {
-                    eprintln!("Warning: weird character in interface `{v}' ('/' and ' ' are not allowed by the kernel).");
+                    self.warnings.push(format!("Warning: weird character in interface `{v}' ('/' and ' ' are not allowed by the kernel)."));
                 }
                 self.set_option(bit, invert)?;
             }
@@ -685,7 +687,9 @@ impl<'a> State<'a> {
                             "too long usec wait {usec} > 999999 usec"
                         )))
                     }
-                    Some(_) => eprintln!("Ignoring deprecated --wait-interval option."),
+                    Some(_) => self
+                        .warnings
+                        .push("Ignoring deprecated --wait-interval option.".into()),
                     None => return Err(Error::param("wait interval not numeric")),
                 }
             }

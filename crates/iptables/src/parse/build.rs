@@ -31,6 +31,7 @@ impl State<'_> {
                 rules: Vec::new(),
                 counters: None,
                 flags,
+                warnings: std::mem::take(&mut self.warnings),
             });
         }
         if self.version {
@@ -40,6 +41,7 @@ impl State<'_> {
                 rules: Vec::new(),
                 counters: None,
                 flags,
+                warnings: std::mem::take(&mut self.warnings),
             });
         }
         if table == TableKind::Nat && (self.policy == Some("DROP") || self.jumpto == Some("DROP")) {
@@ -157,6 +159,7 @@ impl State<'_> {
             rules,
             counters: self.counters,
             flags,
+            warnings: std::mem::take(&mut self.warnings),
         })
     }
 

@@ -73,9 +73,7 @@ const OPTIONS: &[&str] = &[
     "  --exact\t-x\t\texpand numbers (display exact values)",
 ];
 
-const V4_ONLY: &[&str] = &[
-    "[!] --fragment\t-f\t\tmatch second or further fragments only",
-];
+const V4_ONLY: &[&str] = &["[!] --fragment\t-f\t\tmatch second or further fragments only"];
 
 const TAIL: &[&str] = &[
     "  --modprobe=<command>\t\ttry to insert modules using this command",
@@ -94,7 +92,12 @@ pub fn help_text(prog: &str, family: Family) -> String {
     let v4_only: &[&str] = if family == Family::Ipv4 { V4_ONLY } else { &[] };
     let sections: [&[&str]; 5] = [USAGE, &[""], COMMANDS, OPTIONS, v4_only];
     for line in sections.iter().flat_map(|s| s.iter()).chain(TAIL) {
-        s.push_str(&line.replace("{p}", prog).replace("{v4}", v4).replace("{v6}", v6));
+        s.push_str(
+            &line
+                .replace("{p}", prog)
+                .replace("{v4}", v4)
+                .replace("{v6}", v6),
+        );
         s.push('\n');
     }
     s

@@ -64,4 +64,7 @@ pub struct Parsed {
     /// `-c P B`
     pub counters: Option<Counters>,
     pub flags: ListFlags,
+    /// Warnings iptables prints on stderr while parsing (e.g. "Ignoring
+    /// deprecated --wait-interval option."); the caller prints them.
+    pub warnings: Vec<String>,
 }

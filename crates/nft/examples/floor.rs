@@ -1,0 +1,202 @@
+//! The "kernel floor": wall time of single-object transactions through this
+//! crate, each scenario in its own fresh network namespace (checked; the
+//! example refuses to run otherwise). Prints the median of several runs, µs.
+//!
+//! `cargo run --release -p nfk-nft --example floor`
+
+use std::time::Instant;
+
+use nft::batch::Placement;
+use nft::chain::{hook, POLICY_ACCEPT};
+use nft::expr::{base, reg};
+use nft::{Chain, Expr, Family, Rule, Set, SetElem, SetElems, Socket, Table, Verdict};
+
+const F: Family = Family::Ipv4;
+const REPS: usize = 21;
+
+/// Runs `f` on a thread inside a fresh netns; exits the process if that
+/// cannot be guaranteed.
+fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::spawn(move || {
+        let before = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        // SAFETY: unshare only affects this thread's namespaces.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            eprintln!(
+                "unshare(CLONE_NEWNET) failed: {}",
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(2);
+        }
+        let after = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        if before.is_none() || before == after {
+            eprintln!("not in a new network namespace; refusing to run");
+            std::process::exit(2);
+        }
+        f()
+    })
+    .join()
+    .expect("scenario panicked")
+}
+
+fn rule(chain: &str, i: u32) -> Rule {
+    Rule {
+        userdata: Some(format!("-A {chain} -s {i} -j ACCEPT").into_bytes()),
+        ..Rule::new(
+            F,
+            "t",
+            chain,
+            vec![
+                Expr::Payload {
+                    dreg: reg::R1,
+                    base: base::NETWORK,
+                    offset: 12,
+                    len: 4,
+                },
+                Expr::cmp_eq(&(0x0a00_0000 | i).to_be_bytes()),
+                Expr::counter(),
+                Expr::verdict(Verdict::Accept),
+            ],
+        )
+    }
+}
+
+/// A socket with table `t`, base chain `INPUT` and user chain `c`.
+fn setup() -> Socket {
+    let mut s = Socket::open().expect("netlink socket");
+    let mut b = s.batch(None);
+    b.add(&Table::new(F, "t"), 0);
+    b.add(
+        &Chain::base(F, "t", "INPUT", "filter", hook::LOCAL_IN, 0, POLICY_ACCEPT),
+        0,
+    );
+    b.add(&Chain::new(F, "t", "c"), 0);
+    assert!(s.commit(&mut b).unwrap().outcome.is_ok());
+    s
+}
+
+fn commit(s: &mut Socket, b: &mut nft::Batch) -> f64 {
+    let t = Instant::now();
+    let rep = s.commit(b).unwrap();
+    let us = t.elapsed().as_secs_f64() * 1e6;
+    assert!(rep.outcome.is_ok(), "{:?}", rep.outcome.errors);
+    us
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median µs of adding one rule to chain `c` already holding `n` rules
+/// (each added rule is deleted again by handle, untimed).
+fn add_rule(n: u32) -> f64 {
+    in_netns(move || {
+        let mut s = setup();
+        if n > 0 {
+            let mut b = s.batch(None);
+            for i in 0..n {
+                b.add_rule(&rule("c", i), Placement::Append, false, i);
+            }
+            commit(&mut s, &mut b);
+        }
+        let mut times = Vec::new();
+        for _ in 0..REPS {
+            let mut b = s.batch(None);
+            b.add_rule(&rule("c", n), Placement::Append, true, 0);
+            let t = Instant::now();
+            let rep = s.commit(&mut b).unwrap();
+            times.push(t.elapsed().as_secs_f64() * 1e6);
+            let h = rep.outcome.echoes[0].handle.unwrap();
+            let mut b = s.batch(None);
+            b.delete(&Rule::key(F, "t", "c", Some(h)), 0);
+            commit(&mut s, &mut b);
+        }
+        median(times)
+    })
+}
+
+/// Median µs of creating one chain in a table holding `n` chains.
+fn add_chain(n: u32) -> f64 {
+    in_netns(move || {
+        let mut s = setup();
+        let mut b = s.batch(None);
+        for i in 0..n {
+            b.add(&Chain::new(F, "t", &format!("c{i}")), i);
+        }
+        commit(&mut s, &mut b);
+        let times = (0..REPS)
+            .map(|k| {
+                let mut b = s.batch(None);
+                b.create(&Chain::new(F, "t", &format!("new{k}")), 0);
+                commit(&mut s, &mut b)
+            })
+            .collect();
+        median(times)
+    })
+}
+
+/// Median µs of adding one element to a set holding `n` elements.
+fn add_elem(n: u32) -> f64 {
+    in_netns(move || {
+        let mut s = setup();
+        let mut b = s.batch(None);
+        let set = Set {
+            id: Some(1),
+            flags: Some(0),
+            key_type: Some(7),
+            key_len: Some(4),
+            exprs: vec![Expr::counter()],
+            ..Set::new(F, "t", "s")
+        };
+        b.add(&set, 0);
+        let elems = (0..n)
+            .map(|i| SetElem::key(&(0x0a00_0000 | i).to_be_bytes()))
+            .collect();
+        b.add(&SetElems::new(F, "t", "s", elems), 1);
+        commit(&mut s, &mut b);
+        let times = (0..REPS as u32)
+            .map(|k| {
+                let mut b = s.batch(None);
+                b.add(
+                    &SetElems::new(
+                        F,
+                        "t",
+                        "s",
+                        vec![SetElem::key(&(0x0b00_0000 | k).to_be_bytes())],
+                    ),
+                    0,
+                );
+                commit(&mut s, &mut b)
+            })
+            .collect();
+        median(times)
+    })
+}
+
+fn main() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("floor: needs root (for a private network namespace)");
+        std::process::exit(2);
+    }
+    println!(
+        "add one rule to an empty chain:            {:>10.1} µs",
+        add_rule(0)
+    );
+    println!(
+        "add one rule to a chain with 50k rules:    {:>10.1} µs",
+        add_rule(50_000)
+    );
+    println!(
+        "create one chain in a table of 100k chains:{:>10.1} µs",
+        add_chain(100_000)
+    );
+    println!(
+        "create one chain in a table of 1k chains:  {:>10.1} µs",
+        add_chain(1_000)
+    );
+    println!(
+        "add one element to a 10k-element set:      {:>10.1} µs",
+        add_elem(10_000)
+    );
+}

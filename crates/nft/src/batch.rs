@@ -1,0 +1,276 @@
+//! Transactions: an nfnetlink batch (`NFNL_MSG_BATCH_BEGIN`, messages,
+//! `NFNL_MSG_BATCH_END`) that the kernel applies all or nothing.
+//!
+//! Every message gets the next sequence number and a caller [`Tag`] (for
+//! example the restore line it came from); [`Batch::absorb`] maps a kernel
+//! reply back to that tag by sequence number. Messages request no ACK: the
+//! kernel reports only failures (and echoes, for messages sent with
+//! `NLM_F_ECHO`). Only the batch-end message carries `NLM_F_ACK`: kernel 6.18
+//! acknowledges it only when the transaction committed, so that ACK is the
+//! positive completion marker (see [`crate::socket`] for the measurements).
+//!
+//! Pure: the batch is a byte buffer; no I/O here.
+
+use crate::netlink::{
+    nft_type, Msg, Tb, Writer, NFNL_BATCH_GENID, NFNL_MSG_BATCH_BEGIN, NFNL_MSG_BATCH_END,
+    NFNL_SUBSYS_NFTABLES, NLMSG_ERROR, NLM_F_ACK, NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO,
+    NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST,
+};
+use crate::{msg, Error, Object};
+
+/// A caller's label for one message (e.g. an input line number).
+pub type Tag = u32;
+
+/// How a new rule is placed (see [`crate::rule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// After `rule.position`, or at the end of the chain if `None`.
+    Append,
+    /// Before `rule.position`, or at the head of the chain if `None`.
+    Insert,
+    /// Replace the rule with handle `rule.handle`.
+    Replace,
+}
+
+/// One failed message: its tag (`None` for the batch-begin message, which
+/// is where the kernel reports generation mismatches and commit failures),
+/// its sequence number, the negative errno and the extended-ACK text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchError {
+    pub tag: Option<Tag>,
+    pub seq: u32,
+    pub code: i32,
+    pub text: Option<String>,
+}
+
+/// An echoed object (sent with `NLM_F_ECHO`): tag, `NFT_MSG_*` type and the
+/// kernel-assigned handle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Echo {
+    pub tag: Tag,
+    pub msg: u16,
+    pub handle: Option<u64>,
+}
+
+/// What the kernel said about a batch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The batch-end ACK arrived: the transaction committed.
+    pub committed: bool,
+    pub errors: Vec<BatchError>,
+    pub echoes: Vec<Echo>,
+}
+
+impl Outcome {
+    /// Committed with no error.
+    pub fn is_ok(&self) -> bool {
+        self.committed && self.errors.is_empty()
+    }
+}
+
+/// A batch under construction. Owns its buffer; sequence numbers are
+/// `first_seq` (begin), `first_seq + 1 ..` (messages), then end.
+pub struct Batch {
+    buf: Vec<u8>,
+    first_seq: u32,
+    /// Tags of the messages, index = seq - first_seq - 1.
+    tags: Vec<Tag>,
+    ended: bool,
+}
+
+impl Batch {
+    /// Starts a batch whose begin message has sequence `first_seq`. With
+    /// `genid`, the kernel refuses the batch (`ERESTART`, reported on the
+    /// begin message) unless the ruleset generation is still `genid`.
+    /// A `genid` of 0 disables the check in the kernel.
+    pub fn new(first_seq: u32, genid: Option<u32>) -> Batch {
+        let mut buf = Vec::with_capacity(4096);
+        let mut w = Writer::new(&mut buf);
+        let m = w.begin_msg(
+            NFNL_MSG_BATCH_BEGIN,
+            NLM_F_REQUEST,
+            first_seq,
+            0,
+            NFNL_SUBSYS_NFTABLES,
+        );
+        if let Some(g) = genid {
+            w.put_be32(NFNL_BATCH_GENID, g);
+        }
+        w.end_msg(m);
+        Batch {
+            buf,
+            first_seq,
+            tags: Vec::new(),
+            ended: false,
+        }
+    }
+
+    /// Appends one message of type `msg` (an `NFT_MSG_*`) with extra netlink
+    /// `flags` (`NLM_F_REQUEST` is implied), built from `obj`. Returns its
+    /// sequence number (the first one, if a long set-element list is split
+    /// over several messages, all with the same tag). Panics if called after
+    /// [`Batch::finish`].
+    pub fn push<O: Object>(&mut self, msg: u16, flags: u16, obj: &O, tag: Tag) -> u32 {
+        assert!(!self.ended, "batch already finished");
+        let first = self.next_seq();
+        let mut from = Some(0);
+        while let Some(at) = from {
+            let seq = self.next_seq();
+            let mut w = Writer::new(&mut self.buf);
+            let m = w.begin_msg(
+                nft_type(msg),
+                NLM_F_REQUEST | flags,
+                seq,
+                obj.family() as u8,
+                0,
+            );
+            from = obj.emit_split(&mut w, at);
+            w.end_msg(m);
+            self.tags.push(tag);
+        }
+        first
+    }
+
+    /// Creates `obj` if absent (no error if it exists; tables, chains, sets,
+    /// elements). For rules use [`Batch::add_rule`].
+    pub fn add<O: Object>(&mut self, obj: &O, tag: Tag) -> u32 {
+        self.push(O::NEW, NLM_F_CREATE, obj, tag)
+    }
+
+    /// Creates `obj`, failing with `EEXIST` if it exists.
+    pub fn create<O: Object>(&mut self, obj: &O, tag: Tag) -> u32 {
+        self.push(O::NEW, NLM_F_CREATE | NLM_F_EXCL, obj, tag)
+    }
+
+    /// Deletes `obj` (identified by name or handle; for rules see
+    /// [`crate::rule`]: by handle, or a chain flush without handle).
+    pub fn delete<O: Object>(&mut self, obj: &O, tag: Tag) -> u32 {
+        self.push(O::DEL, 0, obj, tag)
+    }
+
+    /// Adds a rule placed per `placement`; with `echo` the kernel sends the
+    /// rule back with its handle (reported in [`Outcome::echoes`]).
+    pub fn add_rule(
+        &mut self,
+        rule: &crate::Rule,
+        placement: Placement,
+        echo: bool,
+        tag: Tag,
+    ) -> u32 {
+        let mut flags = match placement {
+            Placement::Append => NLM_F_CREATE | NLM_F_APPEND,
+            Placement::Insert => NLM_F_CREATE,
+            Placement::Replace => NLM_F_REPLACE,
+        };
+        if echo {
+            flags |= NLM_F_ECHO;
+        }
+        self.push(msg::NEWRULE, flags, rule, tag)
+    }
+
+    /// Closes the batch (idempotent) and returns its bytes.
+    pub fn finish(&mut self) -> &[u8] {
+        if !self.ended {
+            let seq = self.next_seq();
+            let mut w = Writer::new(&mut self.buf);
+            let m = w.begin_msg(
+                NFNL_MSG_BATCH_END,
+                NLM_F_REQUEST | NLM_F_ACK,
+                seq,
+                0,
+                NFNL_SUBSYS_NFTABLES,
+            );
+            w.end_msg(m);
+            self.ended = true;
+        }
+        &self.buf
+    }
+
+    /// The bytes so far (complete only after [`Batch::finish`]).
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Number of messages between begin and end.
+    pub fn len(&self) -> usize {
+        self.tags.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tags.is_empty()
+    }
+
+    pub fn first_seq(&self) -> u32 {
+        self.first_seq
+    }
+
+    /// Sequence number of the end message (valid after `finish`), i.e. the
+    /// last one this batch uses.
+    pub fn last_seq(&self) -> u32 {
+        self.first_seq.wrapping_add(self.tags.len() as u32 + 1)
+    }
+
+    fn next_seq(&self) -> u32 {
+        self.first_seq.wrapping_add(self.tags.len() as u32 + 1)
+    }
+
+    /// The tag of the message with sequence `seq`; `None` for begin/end and
+    /// for sequence numbers outside the batch.
+    pub fn tag_of(&self, seq: u32) -> Option<Tag> {
+        let i = seq.wrapping_sub(self.first_seq).wrapping_sub(1) as usize;
+        self.tags.get(i).copied()
+    }
+
+    /// Whether `seq` belongs to this batch (begin..=end).
+    pub fn owns(&self, seq: u32) -> bool {
+        (seq.wrapping_sub(self.first_seq) as usize) <= self.tags.len() + 1
+    }
+
+    /// Folds one received message into `out`: the batch-end ACK, errors
+    /// (non-zero `NLMSG_ERROR`) and echoes of this batch's messages. Other
+    /// ACKs and messages of other sequence numbers are ignored. Returns whether the
+    /// message belonged to this batch.
+    pub fn absorb(&self, m: &Msg, out: &mut Outcome) -> Result<bool, Error> {
+        if m.ty == NLMSG_ERROR {
+            let e = m.error()?;
+            if !self.owns(e.seq) {
+                return Ok(false);
+            }
+            if e.code == 0 {
+                out.committed |= e.seq == self.last_seq() && self.ended;
+            } else {
+                out.errors.push(BatchError {
+                    tag: self.tag_of(e.seq),
+                    seq: e.seq,
+                    code: e.code,
+                    text: e.text.map(str::to_string),
+                });
+            }
+            return Ok(true);
+        }
+        if !self.owns(m.seq) || m.ty >> 8 != NFNL_SUBSYS_NFTABLES {
+            return Ok(false);
+        }
+        if let Some(tag) = self.tag_of(m.seq) {
+            let kind = m.ty & 0xff;
+            let handle_attr = match kind {
+                msg::NEWTABLE => 4,
+                msg::NEWCHAIN => 2,
+                msg::NEWRULE => 3,
+                msg::NEWSET => 16,
+                _ => 0,
+            };
+            let handle = if handle_attr != 0 {
+                Tb::parse(m.nf()?.attrs)?.opt_be64(handle_attr)?
+            } else {
+                None
+            };
+            out.echoes.push(Echo {
+                tag,
+                msg: kind,
+                handle,
+            });
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,421 @@
+//! The only module that does I/O: a `NETLINK_NETFILTER` socket that commits
+//! [`Batch`]es, runs dumps and reads the generation.
+//!
+//! Uses `libc` because std has no netlink sockets: we need `socket(2)` with
+//! `AF_NETLINK`, `send`/`recv` with `MSG_TRUNC`, and `setsockopt` for
+//! `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE`, `NETLINK_CAP_ACK`, `NETLINK_EXT_ACK`.
+//!
+//! Facts this module relies on (measured on kernel 6.18, see the crate's
+//! tests and `examples/floor.rs`):
+//! - A batch must arrive in ONE `send`: nfnetlink processes one skb as a
+//!   batch and aborts a batch whose end message is not in it. The only size
+//!   limit is the socket's send buffer (`len <= sk_sndbuf - 32`, else
+//!   `EMSGSIZE`); `SO_SNDBUFFORCE` (root/CAP_NET_ADMIN) raises it past
+//!   `wmem_max`, up to ~2 GiB (the kernel doubles the value and caps at
+//!   `INT_MAX`). The kernel copies the batch into one (vmalloc'ed) skb.
+//! - Kernel-side netlink processing is synchronous: when `send` returns, the
+//!   batch has been committed or aborted and all replies are queued on our
+//!   socket. Messages after the batch-end in the same skb are ignored (no
+//!   reply), and a batch split over two sends is dropped (the first part
+//!   silently, the lone end with `EINVAL`).
+//! - Completion: `NLM_F_ACK` on the batch-end message is acknowledged only
+//!   when the transaction commits; a failed batch yields its errors and no
+//!   end ACK; a generation mismatch yields only `ERESTART` on the begin
+//!   message. So [`Socket::commit`] requests no per-message ACK, reads until
+//!   the end ACK (success) or an error (failure), and then drains what is
+//!   queued without blocking. One send, usually one recv. Per-message ACKs
+//!   would be worse than noise: the kernel ACKs successful messages of a
+//!   batch that is then aborted.
+//! - Sizes measured: a 464.5 MB batch (1M rules) goes in one `send` and
+//!   commits in ~15 s; the kernel refuses nothing below `sk_sndbuf`.
+//! - Dumps: the kernel fills skbs of at most 32 KiB (~70 rules) and restarts
+//!   its walk of the chain from the first rule for every skb, so dumping one
+//!   chain of n rules costs O(n^2) in the kernel: 50k rules 0.39 s, 200k
+//!   rules 22 s on this VM. Nothing user space does changes that beyond
+//!   offering a >= 32 KiB receive buffer (done); keep long chains cached.
+//! - Errors are delivered once, after the whole batch has been processed,
+//!   one `NLMSG_ERROR` per failing message with that message's sequence
+//!   number; a commit-time failure or a generation mismatch (`ERESTART`) is
+//!   reported on the batch-begin message. `NETLINK_CAP_ACK` keeps error
+//!   messages small (the failing request is not copied back).
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use crate::batch::{Batch, Outcome};
+use crate::netlink::{self, Msg, Msgs, NLMSG_DONE, NLMSG_ERROR, NLM_F_DUMP, NLM_F_DUMP_INTR};
+use crate::{msg, Chain, Error, Family, Gen, Object, RuleRef, Set, SetElem, SetElems, Table};
+
+const SOL_NETLINK: i32 = 270;
+const NETLINK_CAP_ACK: i32 = 10;
+const NETLINK_EXT_ACK: i32 = 11;
+/// Receive buffer size (bytes). Dump skbs are at most 32 KiB; echo
+/// notifications are coalesced into skbs of about a page.
+const RBUF: usize = 256 * 1024;
+const MIN_RCVBUF: usize = 4 << 20;
+const MAX_SOCKBUF: usize = (i32::MAX / 2) as usize;
+
+/// A netlink socket for nf_tables. Owns its fd and a receive buffer reused
+/// across calls. Build one batch at a time per socket ([`Socket::batch`]
+/// hands out the sequence numbers).
+pub struct Socket {
+    fd: OwnedFd,
+    rbuf: Vec<u8>,
+    seq: u32,
+    sndbuf: usize,
+    rcvbuf: usize,
+    /// Scratch for small requests.
+    req: Vec<u8>,
+}
+
+/// Result of a batch commit plus how the socket fared.
+#[derive(Debug, Default)]
+pub struct CommitReport {
+    pub outcome: Outcome,
+    /// The receive queue overflowed (`ENOBUFS`): some replies were lost, so
+    /// a batch with no error seen may still have failed. Reconcile by
+    /// re-reading state.
+    pub overrun: bool,
+}
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+impl Socket {
+    /// Opens and binds a `NETLINK_NETFILTER` socket in the calling thread's
+    /// network namespace.
+    pub fn open() -> Result<Socket, Error> {
+        // SAFETY: plain syscalls on a fresh fd we own; the sockaddr is a
+        // zeroed `sockaddr_nl` with only the family set.
+        let fd = unsafe {
+            let fd = cvt(libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                netlink::NETLINK_NETFILTER,
+            ))?;
+            let fd = OwnedFd::from_raw_fd(fd);
+            let mut sa: libc::sockaddr_nl = std::mem::zeroed();
+            sa.nl_family = libc::AF_NETLINK as u16;
+            cvt(libc::bind(
+                fd.as_raw_fd(),
+                &sa as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_nl>() as u32,
+            ))?;
+            fd
+        };
+        let mut s = Socket {
+            fd,
+            rbuf: vec![0; RBUF],
+            seq: 0,
+            sndbuf: 0,
+            rcvbuf: 0,
+            req: Vec::new(),
+        };
+        s.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)?;
+        s.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)?;
+        s.seq = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as u32)
+            .unwrap_or(1);
+        s.ensure_bufs(1 << 20, MIN_RCVBUF)?;
+        Ok(s)
+    }
+
+    fn setsockopt(&self, level: i32, name: i32, v: i32) -> io::Result<()> {
+        // SAFETY: `v` outlives the call and its size is passed.
+        cvt(unsafe {
+            libc::setsockopt(
+                self.fd.as_raw_fd(),
+                level,
+                name,
+                &v as *const i32 as *const libc::c_void,
+                4,
+            )
+        })
+        .map(drop)
+    }
+
+    /// Raises the kernel socket buffers to at least `snd`/`rcv` bytes
+    /// (FORCE variants, falling back to the capped ones without privilege).
+    fn ensure_bufs(&mut self, snd: usize, rcv: usize) -> io::Result<()> {
+        if snd > self.sndbuf {
+            let v = snd.min(MAX_SOCKBUF) as i32;
+            self.setsockopt(libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, v)
+                .or_else(|_| self.setsockopt(libc::SOL_SOCKET, libc::SO_SNDBUF, v))?;
+            self.sndbuf = snd;
+        }
+        if rcv > self.rcvbuf {
+            let v = rcv.min(MAX_SOCKBUF) as i32;
+            self.setsockopt(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, v)
+                .or_else(|_| self.setsockopt(libc::SOL_SOCKET, libc::SO_RCVBUF, v))?;
+            self.rcvbuf = rcv;
+        }
+        Ok(())
+    }
+
+    /// Starts a batch numbered from this socket's sequence counter.
+    pub fn batch(&mut self, genid: Option<u32>) -> Batch {
+        Batch::new(self.seq, genid)
+    }
+
+    /// Sends `bytes` in one `send` call.
+    pub fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.ensure_bufs(bytes.len() + 4096, 0)?;
+        loop {
+            // SAFETY: the pointer/length pair comes from a live slice.
+            let r = unsafe {
+                libc::send(
+                    self.fd.as_raw_fd(),
+                    bytes.as_ptr() as *const libc::c_void,
+                    bytes.len(),
+                    0,
+                )
+            };
+            if r >= 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e.into());
+            }
+        }
+    }
+
+    /// Receives one datagram into the reused buffer and returns its length.
+    /// `Ok(None)` when `nonblock` and nothing is queued. `ENOBUFS` (the
+    /// kernel dropped replies for lack of receive buffer) is an `Err`.
+    pub fn recv_raw(&mut self, nonblock: bool) -> Result<Option<usize>, Error> {
+        let flags = libc::MSG_TRUNC | if nonblock { libc::MSG_DONTWAIT } else { 0 };
+        loop {
+            // SAFETY: the buffer is owned and its length passed.
+            let r = unsafe {
+                libc::recv(
+                    self.fd.as_raw_fd(),
+                    self.rbuf.as_mut_ptr() as *mut libc::c_void,
+                    self.rbuf.len(),
+                    flags,
+                )
+            };
+            if r >= 0 {
+                let n = r as usize;
+                if n > self.rbuf.len() {
+                    return Err(Error::Io(io::Error::other(
+                        "netlink datagram larger than receive buffer",
+                    )));
+                }
+                return Ok(Some(n));
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) if nonblock => return Ok(None),
+                _ => return Err(e.into()),
+            }
+        }
+    }
+
+    /// The received bytes of the last [`Socket::recv_raw`].
+    pub fn received(&self, n: usize) -> &[u8] {
+        &self.rbuf[..n]
+    }
+
+    /// Commits `batch` (finishing it first) and returns once the kernel's
+    /// verdict is known: `outcome.committed` with the end ACK, else the
+    /// errors mapped to tags. `Err` means the exchange itself failed (if the
+    /// send succeeded, the batch's fate is then unknown).
+    pub fn commit(&mut self, batch: &mut Batch) -> Result<CommitReport, Error> {
+        let n_msgs = batch.len();
+        let bytes = batch.finish();
+        // Errors are ~40 bytes of payload but cost ~1 KiB of skb truesize
+        // each; size the receive buffer so that a batch whose messages all
+        // fail (or all echo) still fits.
+        let rcv = (n_msgs.saturating_mul(1024)).clamp(MIN_RCVBUF, 1 << 30);
+        self.ensure_bufs(bytes.len() + 4096, rcv)?;
+        self.send_raw(bytes)?;
+        self.seq = batch.last_seq().wrapping_add(1);
+        let mut report = CommitReport::default();
+        // Blocking until a verdict, then non-blocking: every reply was queued
+        // before `send` returned.
+        let mut nonblock = false;
+        loop {
+            let n = match self.recv_raw(nonblock) {
+                Ok(Some(n)) => n,
+                Ok(None) => return Ok(report),
+                Err(Error::Io(e)) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                    // Replies were dropped; collect what is left.
+                    report.overrun = true;
+                    nonblock = true;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            for m in Msgs::new(&self.rbuf[..n]) {
+                batch.absorb(&m?, &mut report.outcome)?;
+            }
+            nonblock |= report.outcome.committed || !report.outcome.errors.is_empty();
+        }
+    }
+
+    /// Runs a dump request (`NFT_MSG_GET*` with `NLM_F_DUMP`) and calls `f`
+    /// for each reply message. Returns `DumpInterrupted` (after draining) if
+    /// the kernel flagged the dump as inconsistent.
+    pub fn dump_raw(
+        &mut self,
+        msg_type: u16,
+        family: Family,
+        build: impl FnOnce(&mut netlink::Writer),
+        mut f: impl FnMut(&Msg) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let seq = self.seq;
+        self.seq = self.seq.wrapping_add(1);
+        self.req.clear();
+        netlink::request(
+            &mut self.req,
+            msg_type,
+            NLM_F_DUMP,
+            seq,
+            family as u8,
+            build,
+        );
+        let req = std::mem::take(&mut self.req);
+        let sent = self.send_raw(&req);
+        self.req = req;
+        sent?;
+        let mut intr = false;
+        let mut failed = None;
+        loop {
+            let n = self.recv_raw(false)?.ok_or(Error::Truncated)?;
+            for m in Msgs::new(&self.rbuf[..n]) {
+                let m = m?;
+                if m.seq != seq {
+                    continue;
+                }
+                intr |= m.flags & NLM_F_DUMP_INTR != 0;
+                match m.ty {
+                    NLMSG_DONE => {
+                        return match failed {
+                            Some(e) => Err(e),
+                            None if intr => Err(Error::DumpInterrupted),
+                            None => Ok(()),
+                        }
+                    }
+                    NLMSG_ERROR => {
+                        let e = m.error()?;
+                        if e.code != 0 {
+                            return Err(Error::Kernel {
+                                code: e.code,
+                                text: e.text.map(str::to_string),
+                            });
+                        }
+                    }
+                    _ => {
+                        // Keep reading to DONE after a callback error so the
+                        // socket is clean for the next request.
+                        if failed.is_none() {
+                            failed = f(&m).err();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn dump_objects<O: Object>(&mut self, filter: &O) -> Result<Vec<O>, Error> {
+        let mut out = Vec::new();
+        self.dump_raw(
+            O::GET,
+            filter.family(),
+            |w| filter.emit(w),
+            |m| {
+                out.push(O::parse_msg(m)?);
+                Ok(())
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// All tables of `family` (`Family::Unspec`: every family).
+    pub fn tables(&mut self, family: Family) -> Result<Vec<Table>, Error> {
+        self.dump_objects(&Table {
+            family,
+            ..Table::default()
+        })
+    }
+
+    /// Chains of `family`, of one table if `table` is given.
+    pub fn chains(&mut self, family: Family, table: Option<&str>) -> Result<Vec<Chain>, Error> {
+        self.dump_objects(&Chain::new(family, table.unwrap_or(""), ""))
+    }
+
+    /// Sets of `family`, of one table if `table` is given.
+    pub fn sets(&mut self, family: Family, table: Option<&str>) -> Result<Vec<Set>, Error> {
+        self.dump_objects(&Set::new(family, table.unwrap_or(""), ""))
+    }
+
+    /// Elements of one set.
+    pub fn set_elems(
+        &mut self,
+        family: Family,
+        table: &str,
+        set: &str,
+    ) -> Result<Vec<SetElem>, Error> {
+        let lists = self.dump_objects(&SetElems::new(family, table, set, Vec::new()))?;
+        Ok(lists.into_iter().flat_map(|l| l.elems).collect())
+    }
+
+    /// Rules of `family`, narrowed to one table and optionally one chain
+    /// (the kernel filters; a chain filter needs the table). `f` gets each
+    /// rule as a borrowed, lazily parsed [`RuleRef`].
+    pub fn rules(
+        &mut self,
+        family: Family,
+        table: Option<&str>,
+        chain: Option<&str>,
+        mut f: impl FnMut(RuleRef<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let filter = crate::Rule::key(family, table.unwrap_or(""), chain.unwrap_or(""), None);
+        self.dump_raw(
+            msg::GETRULE,
+            family,
+            |w| filter.emit(w),
+            |m| {
+                let nf = m.nf()?;
+                f(RuleRef::parse(Family::from_u8(nf.family)?, nf.attrs)?)
+            },
+        )
+    }
+
+    /// The current ruleset generation.
+    pub fn gen(&mut self) -> Result<Gen, Error> {
+        let seq = self.seq;
+        self.seq = self.seq.wrapping_add(1);
+        self.req.clear();
+        netlink::request(&mut self.req, msg::GETGEN, 0, seq, 0, |_| {});
+        let req = std::mem::take(&mut self.req);
+        let sent = self.send_raw(&req);
+        self.req = req;
+        sent?;
+        loop {
+            let n = self.recv_raw(false)?.ok_or(Error::Truncated)?;
+            for m in Msgs::new(&self.rbuf[..n]) {
+                let m = m?;
+                if m.seq != seq {
+                    continue;
+                }
+                if m.ty == NLMSG_ERROR {
+                    let e = m.error()?;
+                    return Err(Error::Kernel {
+                        code: e.code,
+                        text: e.text.map(str::to_string),
+                    });
+                }
+                return Gen::parse_msg(&m);
+            }
+        }
+    }
+}
