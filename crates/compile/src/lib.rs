@@ -1,0 +1,18 @@
+//! From the logical (iptables) model to native nftables objects.
+//!
+//! What it is for: deciding what nfkeeper puts in the kernel — one table per
+//! (family, iptables table) with base chains on iptables' hooks and
+//! priorities (`layout`), the userdata that lets a rule be rebuilt from the
+//! kernel alone (`userdata`), and the native expressions of every supported
+//! match and target (`lower`). What it is not: it does no I/O (the `nft`
+//! crate sends what this produces) and plans no transactions yet.
+//!
+//! A match or target that has no native nftables form is rejected with
+//! [`LowerError::NotNative`], never approximated (nothing goes through the
+//! xtables compatibility expressions).
+
+pub mod layout;
+pub mod lower;
+pub mod userdata;
+
+pub use lower::{lower_rule, rebase_lookups, AnonSet, LowerError, Lowered};

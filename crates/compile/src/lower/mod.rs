@@ -1,0 +1,346 @@
+//! Lowering: one logical rule to the native nftables expressions that make the
+//! kernel do exactly what iptables would.
+//!
+//! Order of a lowered rule: header matches (`-i -o -p -s -d -f`), each match
+//! in rule order, one `counter` (so `-L -v` has per-rule counters), then the
+//! target. Every load goes to register 1 and is consumed by the next
+//! expression, so no register allocation is needed; targets that take
+//! several inputs (NAT ranges) use registers 1–4 explicitly.
+//!
+//! Cost: O(rule size); no allocation beyond the output vector and the byte
+//! strings of compared values.
+
+mod header;
+pub mod matches;
+pub mod targets;
+
+use iptables::ext::{Match, TargetExt};
+use iptables::{Rule, Target};
+use nft::expr::{base, reg, CmpOp};
+use nft::{Data, Expr, Verdict};
+use ruleset::{Family, TableKind};
+use std::fmt;
+
+/// Why a rule could not be lowered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LowerError {
+    /// The match/target (or this use of it) has no native nftables form.
+    NotNative { what: String, why: String },
+}
+
+impl LowerError {
+    pub fn not_native(what: impl Into<String>, why: impl Into<String>) -> Self {
+        LowerError::NotNative {
+            what: what.into(),
+            why: why.into(),
+        }
+    }
+}
+
+impl fmt::Display for LowerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LowerError::NotNative { what, why } => {
+                write!(f, "{what} has no native nftables form in nfkeeper: {why}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+pub type Result<T> = std::result::Result<T, LowerError>;
+
+/// An anonymous, constant set a rule needs (e.g. `multiport` ports): the
+/// caller creates it in the same batch, before the rule, as
+/// `__nfk_set<id>` with batch-local id `id` (see [`AnonSet::to_nft`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnonSet {
+    /// Index of the set within this rule (0, 1, …); the caller maps it to a
+    /// batch-unique id.
+    pub index: u32,
+    /// nftables data type of the key (e.g. 13 `inet_service`, 7 `ipv4_addr`).
+    pub key_type: u32,
+    pub key_len: u32,
+    /// Interval set: elements are ranges (`key` .. `key_end`).
+    pub interval: bool,
+    /// (key, key_end) in network byte order; key_end only for intervals.
+    pub elems: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+/// A lowered rule: its expressions and the anonymous sets they look up.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lowered {
+    pub exprs: Vec<Expr>,
+    pub sets: Vec<AnonSet>,
+}
+
+/// The lowering context of one rule: where it goes and the expressions so far.
+pub struct Cx<'a> {
+    pub family: Family,
+    pub table: TableKind,
+    pub chain: &'a str,
+    pub rule: &'a Rule,
+    pub out: Vec<Expr>,
+    pub sets: Vec<AnonSet>,
+}
+
+impl Cx<'_> {
+    pub fn is_v6(&self) -> bool {
+        self.family == Family::Ipv6
+    }
+
+    pub fn push(&mut self, e: Expr) {
+        self.out.push(e);
+    }
+
+    /// Load `len` bytes at `offset` of header `base` into register 1.
+    pub fn payload(&mut self, base: u32, offset: u32, len: u32) {
+        self.push(Expr::Payload {
+            dreg: reg::R1,
+            base,
+            offset,
+            len,
+        });
+    }
+
+    /// Load a transport-header field (ports, flags …) into register 1.
+    pub fn th(&mut self, offset: u32, len: u32) {
+        self.payload(base::TRANSPORT, offset, len);
+    }
+
+    /// Load a network-header field into register 1.
+    pub fn nh(&mut self, offset: u32, len: u32) {
+        self.payload(base::NETWORK, offset, len);
+    }
+
+    /// Load a meta key into register 1.
+    pub fn meta(&mut self, key: u32) {
+        self.push(Expr::Meta { key, dreg: reg::R1 });
+    }
+
+    /// Load a conntrack key (of one direction, if given) into register 1.
+    pub fn ct(&mut self, key: u32, dir: Option<u8>) {
+        self.push(Expr::Ct {
+            key,
+            dreg: reg::R1,
+            dir,
+        });
+    }
+
+    /// Compare register 1 with `data`.
+    pub fn cmp(&mut self, op: CmpOp, data: &[u8]) {
+        self.push(Expr::Cmp {
+            sreg: reg::R1,
+            op,
+            data: data.to_vec(),
+        });
+    }
+
+    /// `== data`, or `!= data` when `invert`.
+    pub fn eq(&mut self, data: &[u8], invert: bool) {
+        self.cmp(if invert { CmpOp::Neq } else { CmpOp::Eq }, data);
+    }
+
+    /// `lo <= reg1 <= hi` (inclusive, big-endian bytes), negated if `invert`.
+    /// Equal bounds become a plain comparison.
+    pub fn range(&mut self, lo: &[u8], hi: &[u8], invert: bool) {
+        if lo == hi {
+            self.eq(lo, invert);
+        } else {
+            self.push(Expr::Range {
+                sreg: reg::R1,
+                neq: invert,
+                from: lo.to_vec(),
+                to: hi.to_vec(),
+            });
+        }
+    }
+
+    /// `reg1 = reg1 & mask` over `mask.len()` bytes.
+    pub fn mask(&mut self, mask: &[u8]) {
+        self.push(Expr::Bitwise {
+            sreg: reg::R1,
+            dreg: reg::R1,
+            len: mask.len() as u32,
+            mask: mask.to_vec(),
+            xor: vec![0; mask.len()],
+        });
+    }
+
+    /// `(reg1 & mask) == value` (or `!=`), skipping the mask when it is all
+    /// ones, and the whole test when the mask is zero and not inverted.
+    pub fn masked_eq(&mut self, value: &[u8], mask: &[u8], invert: bool) {
+        if mask.iter().all(|&b| b == 0xff) {
+            self.eq(value, invert);
+        } else {
+            self.mask(mask);
+            let v: Vec<u8> = value.iter().zip(mask).map(|(v, m)| v & m).collect();
+            self.eq(&v, invert);
+        }
+    }
+
+    /// Add an anonymous constant set and a `lookup` of register 1 in it
+    /// (`invert`: match when NOT in the set). Lookups name the set
+    /// `__nfk_set<index>`; [`AnonSet`] says how the caller creates it.
+    pub fn lookup_anon(&mut self, mut set: AnonSet, invert: bool) {
+        let index = self.sets.len() as u32;
+        set.index = index;
+        self.sets.push(set);
+        self.push(Expr::Lookup {
+            set: format!("__nfk_set{index}"),
+            set_id: Some(index),
+            sreg: reg::R1,
+            dreg: None,
+            flags: invert.then_some(nft::expr::LOOKUP_F_INV),
+        });
+    }
+
+    pub fn verdict(&mut self, v: Verdict) {
+        self.push(Expr::Immediate {
+            dreg: reg::VERDICT,
+            data: Data::Verdict(v),
+        });
+    }
+}
+
+/// Lower `rule`, which goes into `chain` of `table` (`family`).
+pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) -> Result<Lowered> {
+    let mut cx = Cx {
+        family,
+        table,
+        chain,
+        rule,
+        out: Vec::with_capacity(8),
+        sets: Vec::new(),
+    };
+    header::lower(&mut cx);
+    for m in &rule.matches {
+        lower_match(m, &mut cx)?;
+    }
+    cx.push(Expr::Counter {
+        bytes: 0,
+        packets: 0,
+    });
+    match &rule.target {
+        Target::None => {}
+        Target::Accept => cx.verdict(Verdict::Accept),
+        Target::Drop => cx.verdict(Verdict::Drop),
+        Target::Return => cx.verdict(Verdict::Return),
+        Target::Jump(c) => cx.verdict(Verdict::Jump(c.to_string())),
+        Target::Goto(c) => cx.verdict(Verdict::Goto(c.to_string())),
+        Target::Ext(t) => lower_target(t, &mut cx)?,
+    }
+    Ok(Lowered {
+        exprs: cx.out,
+        sets: cx.sets,
+    })
+}
+
+impl AnonSet {
+    /// The set and its elements for a batch: name `__nfk_set<index>`, the
+    /// given batch-unique `id`, anonymous and constant. Lookups emitted by
+    /// [`Cx::lookup_anon`] carry `set_id = index`; the caller rewrites them
+    /// with [`rebase_lookups`] when it numbers sets across a batch.
+    pub fn to_nft(&self, family: nft::Family, table: &str, id: u32) -> (nft::Set, nft::SetElems) {
+        use nft::set::flags;
+        let name = format!("__nfk_set{id}");
+        let mut s = nft::Set::new(family, table, &name);
+        let mut f = flags::ANONYMOUS | flags::CONSTANT;
+        if self.interval {
+            f |= flags::INTERVAL;
+        }
+        s.flags = Some(f);
+        s.key_type = Some(self.key_type);
+        s.key_len = Some(self.key_len);
+        s.id = Some(id);
+        s.size = Some(self.elems.len() as u32);
+        let elems = self
+            .elems
+            .iter()
+            .map(|(k, end)| {
+                let mut e = nft::SetElem::key(k);
+                e.key_end = end.clone();
+                e
+            })
+            .collect();
+        let mut es = nft::SetElems::new(family, table, &name, elems);
+        es.set_id = Some(id);
+        (s, es)
+    }
+}
+
+/// Renumber a rule's anonymous-set lookups: set index `i` becomes batch id
+/// `first_id + i` (name `__nfk_set<first_id + i>`).
+pub fn rebase_lookups(exprs: &mut [Expr], first_id: u32) {
+    for e in exprs {
+        if let Expr::Lookup {
+            set,
+            set_id: Some(i),
+            ..
+        } = e
+        {
+            if set.starts_with("__nfk_set") {
+                *i += first_id;
+                *set = format!("__nfk_set{i}");
+            }
+        }
+    }
+}
+
+fn lower_match(m: &Match, cx: &mut Cx) -> Result<()> {
+    use matches as l;
+    match m {
+        Match::Tcp(x) => l::tcp::lower(x, cx),
+        Match::Udp(x) => l::udp::lower(x, cx),
+        Match::Icmp(x) => l::icmp::lower(x, cx),
+        Match::Icmp6(x) => l::icmp6::lower(x, cx),
+        Match::Sctp(x) => l::sctp::lower(x, cx),
+        Match::Multiport(x) => l::multiport::lower(x, cx),
+        Match::Conntrack(x) => l::conntrack::lower(x, cx),
+        Match::State(x) => l::state::lower(x, cx),
+        Match::Comment(x) => l::comment::lower(x, cx),
+        Match::Limit(x) => l::limit::lower(x, cx),
+        Match::Recent(x) => l::recent::lower(x, cx),
+        Match::Addrtype(x) => l::addrtype::lower(x, cx),
+        Match::Iprange(x) => l::iprange::lower(x, cx),
+        Match::Mac(x) => l::mac::lower(x, cx),
+        Match::Mark(x) => l::mark::lower(x, cx),
+        Match::Connmark(x) => l::connmark::lower(x, cx),
+        Match::Set(x) => l::set::lower(x, cx),
+        Match::Statistic(x) => l::statistic::lower(x, cx),
+        Match::Nfacct(x) => l::nfacct::lower(x, cx),
+        Match::Rpfilter(x) => l::rpfilter::lower(x, cx),
+        Match::Ttl(x) => l::ttl::lower(x, cx),
+        Match::Hl(x) => l::hl::lower(x, cx),
+        Match::Length(x) => l::length::lower(x, cx),
+        Match::Pkttype(x) => l::pkttype::lower(x, cx),
+        Match::Owner(x) => l::owner::lower(x, cx),
+        Match::Physdev(x) => l::physdev::lower(x, cx),
+        Match::Tos(x) => l::tos::lower(x, cx),
+        Match::Dscp(x) => l::dscp::lower(x, cx),
+        Match::Ah(x) => l::ah::lower(x, cx),
+        Match::Esp(x) => l::esp::lower(x, cx),
+        Match::Frag(x) => l::frag::lower(x, cx),
+    }
+}
+
+fn lower_target(t: &TargetExt, cx: &mut Cx) -> Result<()> {
+    use targets as l;
+    match t {
+        TargetExt::Trace(x) => l::trace::lower(x, cx),
+        TargetExt::Reject(x) => l::reject::lower(x, cx),
+        TargetExt::Log(x) => l::log::lower(x, cx),
+        TargetExt::Nflog(x) => l::nflog::lower(x, cx),
+        TargetExt::Masquerade(x) => l::masquerade::lower(x, cx),
+        TargetExt::Snat(x) => l::snat::lower(x, cx),
+        TargetExt::Dnat(x) => l::dnat::lower(x, cx),
+        TargetExt::Redirect(x) => l::redirect::lower(x, cx),
+        TargetExt::Mark(x) => l::mark::lower(x, cx),
+        TargetExt::Connmark(x) => l::connmark::lower(x, cx),
+        TargetExt::Ct(x) => l::ct::lower(x, cx),
+        TargetExt::Notrack(x) => l::notrack::lower(x, cx),
+        TargetExt::Tcpmss(x) => l::tcpmss::lower(x, cx),
+        TargetExt::Checksum(x) => l::checksum::lower(x, cx),
+    }
+}

@@ -1,0 +1,177 @@
+//! Rule userdata: what lets a kernel rule be turned back into its logical
+//! rule with no other state — the stable rule id and the canonical rule text
+//! (the save form after `-A CHAIN`), plus the `-m comment` text as nftables'
+//! own comment so `nft list` shows it.
+//!
+//! Format: nftnl's userdata TLVs (type u8, length u8, value), so nftables
+//! tools read the comment and skip our types. The kernel caps rule userdata
+//! at NFT_USERDATA_MAXLEN (256) bytes: a text that does not fit is cut, the
+//! cut is marked with `TEXT_CONTINUED` (total text length), and the caller
+//! must store the rest elsewhere (see [`Encoded::overflow`]).
+
+use ruleset::RuleId;
+
+/// The kernel's limit on rule userdata (`NFT_USERDATA_MAXLEN`).
+pub const MAX: usize = 256;
+
+/// nftnl's rule comment (`NFTNL_UDATA_RULE_COMMENT`): NUL-terminated text.
+pub const COMMENT: u8 = 0;
+/// nfkeeper: the rule id, u64 big-endian.
+pub const ID: u8 = 0xc0;
+/// nfkeeper: a chunk of the canonical text (chunks concatenate in order).
+pub const TEXT: u8 = 0xc1;
+/// nfkeeper: the text continues outside the rule; u32 big-endian total length.
+pub const TEXT_CONTINUED: u8 = 0xc2;
+
+/// Encoded userdata and the part of the text that did not fit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Encoded {
+    pub bytes: Vec<u8>,
+    /// Text bytes beyond what the userdata holds (empty when it all fits).
+    pub overflow: String,
+}
+
+/// What [`decode`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decoded {
+    pub id: Option<RuleId>,
+    pub text: String,
+    /// Total text length when the text continues elsewhere.
+    pub continued: Option<u32>,
+    pub comment: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    Truncated,
+    BadUtf8,
+}
+
+fn tlv(out: &mut Vec<u8>, ty: u8, value: &[u8]) {
+    debug_assert!(value.len() <= 255);
+    out.push(ty);
+    out.push(value.len() as u8);
+    out.extend_from_slice(value);
+}
+
+/// Encode id, text and (if it still fits) the comment. The id and the first
+/// text bytes always fit; the comment is left out when the text needs the
+/// room (the text holds the comment anyway).
+pub fn encode(id: RuleId, text: &str, comment: Option<&str>) -> Encoded {
+    let mut out = Vec::with_capacity(MAX);
+    tlv(&mut out, ID, &id.0.to_be_bytes());
+    let bytes = text.as_bytes();
+    // Room for the whole text: one 2-byte header per 255-byte chunk.
+    let chunks = bytes.len().div_ceil(255).max(1);
+    let whole = out.len() + bytes.len() + 2 * chunks;
+    let cut = if whole <= MAX {
+        bytes.len()
+    } else {
+        // Leave room for the continuation marker (2 + 4), then fill.
+        let room = MAX - out.len() - 6;
+        let mut n = room - 2 * room.div_ceil(257);
+        while n > 0 && !text.is_char_boundary(n) {
+            n -= 1;
+        }
+        n
+    };
+    for chunk in bytes[..cut].chunks(255) {
+        tlv(&mut out, TEXT, chunk);
+    }
+    if cut < bytes.len() {
+        tlv(
+            &mut out,
+            TEXT_CONTINUED,
+            &(bytes.len() as u32).to_be_bytes(),
+        );
+    } else if let Some(c) = comment {
+        let need = c.len() + 1;
+        if need <= 255 && out.len() + 2 + need <= MAX {
+            let mut v = Vec::with_capacity(need);
+            v.extend_from_slice(c.as_bytes());
+            v.push(0);
+            tlv(&mut out, COMMENT, &v);
+        }
+    }
+    debug_assert!(out.len() <= MAX);
+    Encoded {
+        bytes: out,
+        overflow: text[cut..].to_string(),
+    }
+}
+
+/// Decode userdata written by [`encode`] (unknown TLV types are skipped, so
+/// userdata from other tools decodes to no id and no text).
+pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
+    let mut d = Decoded::default();
+    let mut text = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if i + 2 > bytes.len() {
+            return Err(DecodeError::Truncated);
+        }
+        let (ty, len) = (bytes[i], bytes[i + 1] as usize);
+        let v = bytes
+            .get(i + 2..i + 2 + len)
+            .ok_or(DecodeError::Truncated)?;
+        match ty {
+            ID if len == 8 => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(v);
+                d.id = Some(RuleId(u64::from_be_bytes(b)));
+            }
+            TEXT => text.extend_from_slice(v),
+            TEXT_CONTINUED if len == 4 => {
+                d.continued = Some(u32::from_be_bytes([v[0], v[1], v[2], v[3]]));
+            }
+            COMMENT => {
+                let s = v.strip_suffix(&[0]).unwrap_or(v);
+                d.comment = Some(String::from_utf8(s.to_vec()).map_err(|_| DecodeError::BadUtf8)?);
+            }
+            _ => {}
+        }
+        i += 2 + len;
+    }
+    d.text = String::from_utf8(text).map_err(|_| DecodeError::BadUtf8)?;
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_limits() {
+        let long = "x".repeat(600);
+        let multi = "é".repeat(200);
+        let cases: &[(&str, Option<&str>, bool)] = &[
+            (" -s 10.0.0.1/32 -j ACCEPT", None, false),
+            (" -m comment --comment hi -j ACCEPT", Some("hi"), false),
+            (&long, Some("c"), true),
+            (&multi, None, true),
+            ("", None, false),
+        ];
+        for (text, comment, overflows) in cases {
+            let e = encode(RuleId(42), text, *comment);
+            assert!(e.bytes.len() <= MAX, "{} bytes", e.bytes.len());
+            assert_eq!(!e.overflow.is_empty(), *overflows, "{text}");
+            let d = decode(&e.bytes).unwrap();
+            assert_eq!(d.id, Some(RuleId(42)));
+            assert_eq!(format!("{}{}", d.text, e.overflow), *text);
+            assert_eq!(d.continued.is_some(), *overflows);
+            if !overflows {
+                assert_eq!(d.comment.as_deref(), *comment);
+            }
+        }
+    }
+
+    #[test]
+    fn foreign_and_broken_userdata() {
+        // nft's own comment only.
+        let d = decode(&[0, 3, b'h', b'i', 0]).unwrap();
+        assert_eq!((d.id, d.comment.as_deref()), (None, Some("hi")));
+        assert_eq!(decode(&[ID, 8, 1]), Err(DecodeError::Truncated));
+        assert_eq!(decode(&[TEXT]), Err(DecodeError::Truncated));
+        assert_eq!(decode(&[TEXT, 1, 0xff]), Err(DecodeError::BadUtf8));
+    }
+}
