@@ -17,6 +17,8 @@
 //! exact heap bytes per rule.
 
 mod model;
+pub mod netns;
+pub mod suites;
 
 pub use model::model_suite;
 

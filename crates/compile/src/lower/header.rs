@@ -14,7 +14,7 @@ fn iface(cx: &mut Cx, key: u32, i: &Iface, invert: bool) {
     }
     cx.meta(key);
     match name.strip_suffix('+') {
-        Some(prefix) if prefix.is_empty() => {
+        Some("") => {
             // `! -i +` matches no interface name at all: compare an empty
             // prefix is not expressible, so test the first byte against NUL
             // (every name has at least one byte).
