@@ -8,7 +8,7 @@
 use super::execute_owned;
 use crate::error::{Error, ExitKind, Style};
 use crate::parse::restore::tokenize;
-use crate::parse::{argv, parse, Command, ParseOpts};
+use crate::parse::{argv, parse, Command, ParseOpts, Parsed};
 use crate::rule::Rule;
 use ruleset::{Counters, Family, Policy, Ruleset, Table, TableKind};
 
@@ -70,17 +70,51 @@ enum Work {
     Live,
 }
 
+/// Where restore's changes go besides the model. [`ModelOnly`] changes the
+/// model alone; the kernel backend also turns each command into kernel
+/// messages. Every change of a restore goes through `apply`, including the
+/// chain lines (as `-P`, `-F chain` or `-N` commands).
+pub trait Apply {
+    /// `*table` without `--noflush`: the table starts empty. Called before
+    /// any line of that section.
+    fn fresh_table(&mut self, _kind: TableKind) -> Result<(), Error> {
+        Ok(())
+    }
+    /// Apply one command to the model table `t` (and wherever else).
+    fn apply(&mut self, kind: TableKind, t: &mut Table<Rule>, p: Parsed) -> Result<(), Error>;
+}
+
+/// Restore into the model only.
+pub struct ModelOnly;
+
+impl Apply for ModelOnly {
+    fn apply(&mut self, _kind: TableKind, t: &mut Table<Rule>, p: Parsed) -> Result<(), Error> {
+        execute_owned(t, p, &mut String::new())
+    }
+}
+
 /// Apply restore input to `rs`. On any error nothing changes.
 pub fn restore(
     rs: &mut Ruleset<Rule>,
     input: &str,
     o: &RestoreOpts,
 ) -> Result<RestoreStats, RestoreError> {
+    restore_with(rs, input, o, &mut ModelOnly)
+}
+
+/// [`restore`] with every change also handed to `ap`.
+pub fn restore_with(
+    rs: &mut Ruleset<Rule>,
+    input: &str,
+    o: &RestoreOpts,
+    ap: &mut dyn Apply,
+) -> Result<RestoreStats, RestoreError> {
     // Upper bound of the rules to come, so fresh tables grow once: counting
     // newlines is a vectorised pass, far cheaper than repeated rehashing.
     let lines = input.as_bytes().iter().filter(|&&b| b == b'\n').count() + 1;
     let mut r = Restorer {
         rs,
+        ap,
         o: *o,
         work: Vec::new(),
         stats: RestoreStats::default(),
@@ -105,11 +139,34 @@ pub fn restore(
 
 struct Restorer<'r> {
     rs: &'r mut Ruleset<Rule>,
+    ap: &'r mut dyn Apply,
     o: RestoreOpts<'r>,
     work: Vec<(TableKind, Work)>,
     stats: RestoreStats,
     /// Rules to reserve room for in the next fresh table.
     reserve: usize,
+}
+
+/// The working table of `kind`: the fresh one, or the live one (opening its
+/// model transaction on first use). A free function so callers can borrow
+/// the applier at the same time.
+fn table_in<'a>(
+    rs: &'a mut Ruleset<Rule>,
+    work: &'a mut Vec<(TableKind, Work)>,
+    family: ruleset::Family,
+    kind: TableKind,
+) -> &'a mut Table<Rule> {
+    match work.iter().position(|(k, _)| *k == kind) {
+        Some(i) => match &mut work[i].1 {
+            Work::Fresh(t) => t,
+            Work::Live => rs.table_mut(family, kind),
+        },
+        None => {
+            rs.table_mut(family, kind).begin();
+            work.push((kind, Work::Live));
+            rs.table_mut(family, kind)
+        }
+    }
 }
 
 fn err(line: usize, e: Error) -> RestoreError {
@@ -118,19 +175,7 @@ fn err(line: usize, e: Error) -> RestoreError {
 
 impl<'r> Restorer<'r> {
     fn table_mut(&mut self, kind: TableKind) -> &mut Table<Rule> {
-        let family = self.o.family;
-        match self.work.iter().position(|(k, _)| *k == kind) {
-            Some(i) => match &mut self.work[i].1 {
-                Work::Fresh(t) => t,
-                Work::Live => self.rs.table_mut(family, kind),
-            },
-            None => {
-                let t = self.rs.table_mut(family, kind);
-                t.begin();
-                self.work.push((kind, Work::Live));
-                self.rs.table_mut(family, kind)
-            }
-        }
+        table_in(self.rs, &mut self.work, self.o.family, kind)
     }
 
     /// `*table` without --noflush: start the table afresh.
@@ -217,6 +262,7 @@ impl<'r> Restorer<'r> {
                 self.stats.tables += 1;
                 if !self.o.noflush {
                     self.start_fresh(kind);
+                    self.ap.fresh_table(kind).map_err(|e| err(lineno, e))?;
                 } else {
                     self.table_mut(kind);
                 }
@@ -279,7 +325,7 @@ impl<'r> Restorer<'r> {
         })?;
         let counters_on = self.o.counters;
         let t = self.table_mut(kind);
-        if t.is_builtin(chain) {
+        let command = if t.is_builtin(chain) {
             let ctrs = it.next();
             let parsed = ctrs.map(parse_bracket_counters);
             if (ctrs.is_none() && counters_on) || matches!(parsed, Some(None)) {
@@ -301,21 +347,23 @@ impl<'r> Restorer<'r> {
                 }
             };
             let c = if counters_on { parsed.flatten() } else { None };
-            t.set_policy(chain, p, c)
-                .map_err(|e| err(lineno, Error::op(e.to_string())))?;
+            Command::Policy(chain.into(), p, c)
         } else if t.chain(chain).is_some() {
             // An existing user chain is flushed (restore --noflush semantics).
-            t.flush_chain(chain)
-                .map_err(|e| err(lineno, Error::op(e.to_string())))?;
+            Command::Flush(Some(chain.into()))
         } else {
-            t.new_chain(chain).map_err(|e| {
-                err(
-                    lineno,
-                    Error::param(format!("cannot create chain '{chain}' ({e})")),
-                )
-            })?;
-        }
-        Ok(())
+            Command::NewChain(chain.into())
+        };
+        let p = Parsed {
+            command,
+            table: kind,
+            rules: Vec::new(),
+            counters: None,
+            flags: Default::default(),
+            warnings: Vec::new(),
+        };
+        let t = table_in(self.rs, &mut self.work, self.o.family, kind);
+        self.ap.apply(kind, t, p).map_err(|e| err(lineno, e))
     }
 
     fn rule_line<'a>(
@@ -394,9 +442,8 @@ impl<'r> Restorer<'r> {
             return Ok(());
         }
         self.stats.rules += parsed.rules.len();
-        let mut sink = String::new();
-        let t = self.table_mut(kind);
-        execute_owned(t, parsed, &mut sink).map_err(|e| err(lineno, e))
+        let t = table_in(self.rs, &mut self.work, self.o.family, kind);
+        self.ap.apply(kind, t, parsed).map_err(|e| err(lineno, e))
     }
 }
 

@@ -1,0 +1,350 @@
+//! Private network namespaces for the firewall benchmarks: every iptables or
+//! nft command the harness runs goes through [`Netns::run`], which starts the
+//! program inside a namespace created for it and never in the caller's own.
+//!
+//! - [`Netns::new`] runs `ip netns add nfkbench-<pid>-<n>`, opens the
+//!   namespace file and refuses to go on if its inode is the one of the
+//!   caller's network namespace or (when readable) of PID 1's (the host
+//!   firewall is never touched). It then proves the mechanism by running `readlink
+//!   /proc/self/ns/net` inside and comparing the inode.
+//! - [`Netns::run`] starts a program with `setns(CLONE_NEWNET)` in the child
+//!   just before `exec` (no `ip netns exec` wrapper, so a measured call costs
+//!   what the tool costs), stdin from a file, stdout and stderr to files, a
+//!   time limit enforced by a watchdog thread that kills the child.
+//! - Dropping the guard deletes the namespace (`ip netns del`). A panic hook
+//!   deletes every live one too (the release profile aborts on panic, so
+//!   `Drop` alone would not run), and [`cleanup_stale`] removes namespaces
+//!   left by a killed harness whose PID is gone.
+//!
+//! What it is not: a container runtime. Only the network namespace changes;
+//! the mount namespace (and so `/run/xtables.lock`) is the host's.
+
+use std::fs::File;
+use std::io;
+use std::os::raw::c_int;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
+
+/// Every namespace the harness creates starts with this.
+pub const PREFIX: &str = "nfkbench-";
+const CLONE_NEWNET: c_int = 0x4000_0000;
+const SIGKILL: c_int = 9;
+
+extern "C" {
+    fn setns(fd: c_int, nstype: c_int) -> c_int;
+    fn kill(pid: c_int, sig: c_int) -> c_int;
+}
+
+/// Names of the namespaces alive in this process, for the panic hook.
+static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+static HOOK: Once = Once::new();
+
+/// One finished command.
+#[derive(Debug)]
+pub struct Run {
+    pub status: ExitStatus,
+    /// From just before `spawn` to the return of `wait`.
+    pub elapsed: Duration,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Why a command has no [`Run`].
+#[derive(Debug)]
+pub enum RunError {
+    /// Killed after the limit.
+    TimedOut(Duration),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::TimedOut(d) => write!(f, "killed after {:.1} s", d.as_secs_f64()),
+            RunError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// A network namespace that exists while the guard lives.
+pub struct Netns {
+    name: String,
+    /// `/run/netns/NAME`, open for `setns` in children.
+    fd: Option<File>,
+    /// Scratch files: staged stdin, captured stdout/stderr.
+    dir: PathBuf,
+}
+
+/// Whether the process runs with effective UID 0.
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Deletes `nfkbench-<pid>-*` namespaces whose process is gone (left by a
+/// harness that was killed). Returns how many it deleted.
+pub fn cleanup_stale() -> usize {
+    let Ok(dir) = std::fs::read_dir("/run/netns") else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            delete(&name);
+            n += 1;
+        }
+    }
+    n
+}
+
+fn delete(name: &str) {
+    let _ = Command::new("ip")
+        .args(["netns", "del", name])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn install_hook() {
+    HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if let Ok(live) = LIVE.lock() {
+                for name in live.iter() {
+                    delete(name);
+                }
+            }
+            prev(info);
+        }));
+    });
+}
+
+/// (device, inode) of a namespace file.
+fn ns_id(path: &Path) -> io::Result<(u64, u64)> {
+    let m = std::fs::metadata(path)?;
+    Ok((m.dev(), m.ino()))
+}
+
+fn other(msg: String) -> io::Error {
+    io::Error::other(msg)
+}
+
+impl Netns {
+    /// Creates `nfkbench-<pid>-<n>` and checks that commands run through
+    /// the guard land in it and not in the host's namespace.
+    pub fn new() -> io::Result<Netns> {
+        install_hook();
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{PREFIX}{}-{n}", std::process::id());
+        let st = Command::new("ip")
+            .args(["netns", "add", &name])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()?;
+        if !st.status.success() {
+            return Err(other(format!(
+                "ip netns add {name}: {}",
+                String::from_utf8_lossy(&st.stderr).trim()
+            )));
+        }
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(name.clone());
+        let dir = std::env::temp_dir().join(&name);
+        let mut ns = Netns {
+            name,
+            fd: None,
+            dir,
+        };
+        std::fs::create_dir_all(&ns.dir)?;
+        let path = PathBuf::from("/run/netns").join(&ns.name);
+        let fd = File::open(&path)?;
+        let id = ns_id(&path)?;
+        // PID 1's namespace may be unreadable (no ptrace access to it);
+        // the caller's own must be readable.
+        let init = ns_id(Path::new("/proc/1/ns/net")).ok();
+        let own = ns_id(Path::new("/proc/self/ns/net"))?;
+        if Some(id) == init || id == own {
+            return Err(other(format!("{} is the host's namespace", ns.name)));
+        }
+        ns.fd = Some(fd);
+        let probe = ns
+            .run(
+                &["readlink", "/proc/self/ns/net"],
+                None,
+                Duration::from_secs(10),
+            )
+            .map_err(|e| other(format!("probe in {}: {e}", ns.name)))?;
+        let want = format!("net:[{}]", id.1);
+        if probe.stdout.trim() != want {
+            return Err(other(format!(
+                "probe in {} saw {:?}, expected {want}",
+                ns.name,
+                probe.stdout.trim()
+            )));
+        }
+        Ok(ns)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Writes `bytes` to a scratch file (for stdin) and returns its path.
+    pub fn stage(&self, tag: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+        let p = self.dir.join(format!("in-{tag}"));
+        std::fs::write(&p, bytes)?;
+        Ok(p)
+    }
+
+    /// Runs `argv` inside the namespace: stdin from `stdin` (or empty),
+    /// killed after `limit`. Output capture is outside the timed region.
+    pub fn run<S: AsRef<str>>(
+        &self,
+        argv: &[S],
+        stdin: Option<&Path>,
+        limit: Duration,
+    ) -> Result<Run, RunError> {
+        let fd = self
+            .fd
+            .as_ref()
+            .ok_or_else(|| RunError::Io(other("namespace not open".into())))?
+            .as_raw_fd();
+        let (out_p, err_p) = (self.dir.join("stdout"), self.dir.join("stderr"));
+        let out = File::create(&out_p).map_err(RunError::Io)?;
+        let err = File::create(&err_p).map_err(RunError::Io)?;
+        let input = match stdin {
+            Some(p) => Stdio::from(File::open(p).map_err(RunError::Io)?),
+            None => Stdio::null(),
+        };
+        let mut cmd = Command::new(argv[0].as_ref());
+        cmd.args(argv[1..].iter().map(|a| a.as_ref()))
+            .env("LC_ALL", "C")
+            .stdin(input)
+            .stdout(out)
+            .stderr(err);
+        // SAFETY: between fork and exec the closure only makes the setns
+        // system call (async-signal-safe) on a descriptor the parent keeps
+        // open for the guard's whole life.
+        unsafe {
+            cmd.pre_exec(move || {
+                if setns(fd, CLONE_NEWNET) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        // The watchdog exists before the clock starts; it gets the PID,
+        // then either the end of the channel (done) or the limit (kill).
+        let (tx, rx) = mpsc::channel::<u32>();
+        let dog = std::thread::spawn(move || {
+            let Ok(pid) = rx.recv() else { return false };
+            match rx.recv_timeout(limit) {
+                Err(RecvTimeoutError::Timeout) => {
+                    // SAFETY: plain kill(2) on our own un-reaped child.
+                    unsafe { kill(pid as c_int, SIGKILL) };
+                    true
+                }
+                _ => false,
+            }
+        });
+        let t0 = Instant::now();
+        let spawned = cmd.spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                drop(tx);
+                let _ = dog.join();
+                return Err(RunError::Io(e));
+            }
+        };
+        let _ = tx.send(child.id());
+        let status = child.wait();
+        let elapsed = t0.elapsed();
+        drop(tx);
+        let killed = dog.join().unwrap_or(false);
+        let status = status.map_err(RunError::Io)?;
+        if killed {
+            return Err(RunError::TimedOut(elapsed));
+        }
+        let read = |p: &Path| {
+            std::fs::read(p)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        };
+        Ok(Run {
+            status,
+            elapsed,
+            stdout: read(&out_p),
+            stderr: read(&err_p),
+        })
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        self.fd = None;
+        delete(&self.name);
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|n| n != &self.name);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_run_inside_and_delete() {
+        if !is_root() {
+            eprintln!("skipped: creating network namespaces needs root");
+            return;
+        }
+        let ns = Netns::new().expect("create namespace");
+        let name = ns.name().to_string();
+        assert!(Path::new("/run/netns").join(&name).exists());
+        let r = ns
+            .run(&["ip", "-o", "link"], None, Duration::from_secs(10))
+            .expect("ip link");
+        assert!(r.status.success(), "{}", r.stderr);
+        // A fresh namespace has only the loopback device.
+        assert_eq!(r.stdout.lines().count(), 1, "{}", r.stdout);
+        assert!(r.stdout.contains("lo:"), "{}", r.stdout);
+        // stdin is fed from a staged file.
+        let p = ns.stage("t", b"hello\n").unwrap();
+        let r = ns.run(&["cat"], Some(&p), Duration::from_secs(10)).unwrap();
+        assert_eq!(r.stdout, "hello\n");
+        // The limit kills.
+        let t = ns.run(&["sleep", "5"], None, Duration::from_millis(200));
+        assert!(matches!(t, Err(RunError::TimedOut(_))), "{t:?}");
+        drop(ns);
+        assert!(!Path::new("/run/netns").join(&name).exists());
+        assert!(!LIVE.lock().unwrap().contains(&name));
+    }
+}

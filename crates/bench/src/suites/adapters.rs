@@ -1,0 +1,354 @@
+//! The tools under test. An [`Adapter`] turns a tool-neutral [`Op`] into the
+//! processes that tool needs, says how to list a table for verification and
+//! how to read that listing. The runner starts every process inside a
+//! [`Netns`]; an adapter that is not a program (a daemon's socket API) can
+//! override [`Adapter::exec`] and interpret the [`Cmd`] itself.
+//!
+//! Baselines: `iptables-legacy`, `iptables-nft` (both with `-w`, as
+//! orchestrators call them, since the xtables lock file is the host's) and
+//! `nft` (statements where nftables has a form; `nft -f` for restores).
+//! nfkeeper joins later as one more implementation of the trait.
+
+use super::model::{Cmd, Listing, Op, Ruleset, Table, TableSpec};
+use crate::netns::{Netns, Run, RunError};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A firewall tool the suites can drive.
+pub trait Adapter {
+    /// Column name in the reports.
+    fn name(&self) -> &str;
+
+    /// The tool's version line when it is usable here, or why not with the
+    /// command that installs it.
+    fn available(&self) -> Result<String, String>;
+
+    /// The processes that perform `op`, run in order (one for most ops, one
+    /// per rule for [`Op::AppendEach`]), or `None` when the tool has no form
+    /// for it (reported as n/a, never as a time).
+    fn commands(&self, op: &Op) -> Option<Vec<Cmd>>;
+
+    /// A listing of one chain or the whole table, for verification.
+    fn listing(&self, table: Table, chain: Option<&str>) -> Cmd;
+
+    /// Reads what `listing` (or a list op) printed.
+    fn parse_listing(&self, out: &str) -> Listing;
+
+    /// Runs one command in the namespace with stdin from a staged file.
+    fn exec(
+        &self,
+        ns: &Netns,
+        cmd: &Cmd,
+        stdin: Option<&Path>,
+        limit: Duration,
+    ) -> Result<Run, RunError> {
+        ns.run(&cmd.argv, stdin, limit)
+    }
+}
+
+/// The adapters of the given names (all baselines when empty), in order.
+pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
+    let all = ["iptables-legacy", "iptables-nft", "nft"];
+    let want: Vec<&str> = if names.is_empty() {
+        all.to_vec()
+    } else {
+        names.iter().map(String::as_str).collect()
+    };
+    want.into_iter()
+        .map(|n| -> Result<Box<dyn Adapter>, String> {
+            match n {
+                "iptables-legacy" => Ok(Box::new(Iptables::legacy())),
+                "iptables-nft" => Ok(Box::new(Iptables::nft())),
+                "nft" => Ok(Box::new(Nft)),
+                o => Err(format!("unknown adapter {o} (known: {})", all.join(", "))),
+            }
+        })
+        .collect()
+}
+
+/// `prog --version` on the host (prints a version, touches no firewall).
+fn version(prog: &str, package: &str) -> Result<String, String> {
+    match Command::new(prog)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+    {
+        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()),
+        Ok(o) => Err(format!(
+            "{prog} --version failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(_) => Err(format!(
+            "{prog} not found; install it with: apt-get install {package}"
+        )),
+    }
+}
+
+/// Empty filter and nat tables: every case's starting point.
+fn empty_tables() -> Ruleset {
+    Ruleset {
+        tables: vec![TableSpec::new(Table::Filter), TableSpec::new(Table::Nat)],
+    }
+}
+
+/// `iptables-legacy` or `iptables-nft`.
+pub struct Iptables {
+    name: &'static str,
+    bin: &'static str,
+    restore: &'static str,
+}
+
+impl Iptables {
+    pub fn legacy() -> Iptables {
+        Iptables {
+            name: "iptables-legacy",
+            bin: "iptables-legacy",
+            restore: "iptables-legacy-restore",
+        }
+    }
+
+    pub fn nft() -> Iptables {
+        Iptables {
+            name: "iptables-nft",
+            bin: "iptables-nft",
+            restore: "iptables-nft-restore",
+        }
+    }
+
+    fn cmd(&self, t: Table, words: &[&str]) -> Cmd {
+        let mut v = vec![self.bin, "-w", "-t", t.name()];
+        v.extend_from_slice(words);
+        Cmd::new(v)
+    }
+
+    fn rule_cmd(&self, t: Table, verb: &str, r: &super::model::Rule) -> Cmd {
+        let mut c = self.cmd(t, &[verb, &r.chain]);
+        c.argv.extend(r.iptables_args());
+        c
+    }
+
+    fn restore_cmd(&self, rs: &Ruleset, noflush: bool) -> Cmd {
+        let mut argv = vec![self.restore, "-w"];
+        if noflush {
+            argv.push("--noflush");
+        }
+        Cmd::new(argv).with_stdin(rs.iptables_text(noflush))
+    }
+}
+
+impl Adapter for Iptables {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn available(&self) -> Result<String, String> {
+        version(self.restore, "iptables")?;
+        version(self.bin, "iptables")
+    }
+
+    fn commands(&self, op: &Op) -> Option<Vec<Cmd>> {
+        let c = match op {
+            Op::Reset => self.restore_cmd(&empty_tables(), false),
+            Op::Restore { rs, noflush } => self.restore_cmd(rs, *noflush),
+            Op::NewChain(t, c) => self.cmd(*t, &["-N", c]),
+            Op::DeleteChain(t, c) => self.cmd(*t, &["-X", c]),
+            Op::Append(t, r) => self.rule_cmd(*t, "-A", r),
+            Op::Insert(t, r) => self.rule_cmd(*t, "-I", r),
+            Op::Delete(t, r) => self.rule_cmd(*t, "-D", r),
+            Op::AppendEach(t, rules) => {
+                return Some(rules.iter().map(|r| self.rule_cmd(*t, "-A", r)).collect())
+            }
+            Op::Flush(t, Some(c)) => self.cmd(*t, &["-F", c]),
+            Op::Flush(t, None) => self.cmd(*t, &["-F"]),
+            Op::ListRule(t, c, k) => self.cmd(*t, &["-S", c, &k.to_string()]),
+            Op::List(t, c) => self.listing(*t, c.as_deref()),
+        };
+        Some(vec![c])
+    }
+
+    fn listing(&self, table: Table, chain: Option<&str>) -> Cmd {
+        match chain {
+            Some(c) => self.cmd(table, &["-S", c]),
+            None => self.cmd(table, &["-S"]),
+        }
+    }
+
+    fn parse_listing(&self, out: &str) -> Listing {
+        parse_iptables_s(out)
+    }
+}
+
+/// `iptables -S` output: `-P` built-in chains, `-N` user chains, `-A` rules.
+pub fn parse_iptables_s(out: &str) -> Listing {
+    let mut l = Listing::default();
+    for line in out.lines() {
+        let mut w = line.split_whitespace();
+        match (w.next(), w.next()) {
+            (Some("-P"), Some(c)) => l.chain_mut(c).builtin = true,
+            (Some("-N"), Some(c)) => {
+                l.chain_mut(c);
+            }
+            (Some("-A"), Some(c)) => l.chain_mut(c).rules += 1,
+            _ => {}
+        }
+    }
+    l
+}
+
+/// The `nft` command-line tool, on tables `ip filter` / `ip nat` laid out
+/// like iptables' (same chain names, base chains on the same hooks).
+pub struct Nft;
+
+impl Nft {
+    fn words(words: &[&str]) -> Cmd {
+        let mut v = vec!["nft"];
+        v.extend_from_slice(words);
+        Cmd::new(v)
+    }
+
+    fn rule_cmd(verb: &str, t: Table, r: &super::model::Rule) -> Cmd {
+        let mut c = Nft::words(&[verb, "rule", "ip", t.name(), &r.chain]);
+        c.argv.extend(r.nft_args());
+        c
+    }
+
+    fn file(text: String) -> Cmd {
+        Nft::words(&["-f", "/dev/stdin"]).with_stdin(text)
+    }
+}
+
+impl Adapter for Nft {
+    fn name(&self) -> &str {
+        "nft"
+    }
+
+    fn available(&self) -> Result<String, String> {
+        version("nft", "nftables")
+    }
+
+    fn commands(&self, op: &Op) -> Option<Vec<Cmd>> {
+        let c = match op {
+            Op::Reset => Nft::file(empty_tables().nft_text(false)),
+            Op::Restore { rs, noflush } => Nft::file(rs.nft_text(*noflush)),
+            Op::NewChain(t, c) => Nft::words(&["add", "chain", "ip", t.name(), c]),
+            Op::DeleteChain(t, c) => Nft::words(&["delete", "chain", "ip", t.name(), c]),
+            Op::Append(t, r) => Nft::rule_cmd("add", *t, r),
+            Op::Insert(t, r) => Nft::rule_cmd("insert", *t, r),
+            // nftables deletes by handle only; there is no rule-spec form.
+            Op::Delete(..) | Op::ListRule(..) => return None,
+            Op::AppendEach(t, rules) => {
+                return Some(rules.iter().map(|r| Nft::rule_cmd("add", *t, r)).collect())
+            }
+            Op::Flush(t, Some(c)) => Nft::words(&["flush", "chain", "ip", t.name(), c]),
+            Op::Flush(t, None) => Nft::words(&["flush", "table", "ip", t.name()]),
+            Op::List(t, c) => self.listing(*t, c.as_deref()),
+        };
+        Some(vec![c])
+    }
+
+    fn listing(&self, table: Table, chain: Option<&str>) -> Cmd {
+        match chain {
+            Some(c) => Nft::words(&["list", "chain", "ip", table.name(), c]),
+            None => Nft::words(&["list", "table", "ip", table.name()]),
+        }
+    }
+
+    fn parse_listing(&self, out: &str) -> Listing {
+        parse_nft_list(out)
+    }
+}
+
+/// `nft list` output: `chain NAME {` opens a chain, a `type …` line makes
+/// it a base chain, other lines inside are rules, `}` closes.
+pub fn parse_nft_list(out: &str) -> Listing {
+    let mut l = Listing::default();
+    let mut cur: Option<String> = None;
+    for line in out.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("chain ") {
+            let name = rest.trim_end_matches('{').trim().to_string();
+            l.chain_mut(&name);
+            cur = Some(name);
+        } else if t == "}" {
+            cur = None;
+        } else if let Some(c) = &cur {
+            if t.starts_with("type ") {
+                l.chain_mut(c).builtin = true;
+            } else if !t.is_empty() && !t.starts_with("policy ") && !t.starts_with("comment ") {
+                l.chain_mut(c).rules += 1;
+            }
+        }
+    }
+    l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::Rule;
+    use super::*;
+
+    #[test]
+    fn iptables_commands() {
+        let a = Iptables::nft();
+        let c = a
+            .commands(&Op::Delete(Table::Filter, Rule::cf("X", 0)))
+            .unwrap();
+        assert_eq!(
+            c[0].argv.join(" "),
+            "iptables-nft -w -t filter -D X -s 10.0.0.1/32 -j ACCEPT"
+        );
+        let c = a
+            .commands(&Op::ListRule(Table::Nat, "X".into(), 7))
+            .unwrap();
+        assert_eq!(c[0].argv.join(" "), "iptables-nft -w -t nat -S X 7");
+        let each = Op::AppendEach(
+            Table::Filter,
+            (0..3).map(|i| Rule::cf("FORWARD", i)).collect(),
+        );
+        assert_eq!(a.commands(&each).unwrap().len(), 3);
+        let r = &Iptables::legacy().commands(&Op::Reset).unwrap()[0];
+        assert_eq!(r.argv, ["iptables-legacy-restore", "-w"]);
+        assert!(r
+            .stdin
+            .as_deref()
+            .unwrap()
+            .contains("*nat\n:PREROUTING ACCEPT [0:0]\n"));
+    }
+
+    #[test]
+    fn nft_commands() {
+        let c = Nft
+            .commands(&Op::Insert(Table::Filter, Rule::cf("X", 1)))
+            .unwrap();
+        assert_eq!(
+            c[0].argv.join(" "),
+            "nft insert rule ip filter X ip saddr 10.0.0.2 accept"
+        );
+        assert_eq!(
+            Nft.commands(&Op::Delete(Table::Filter, Rule::cf("X", 1))),
+            None
+        );
+        let f = Nft.commands(&Op::Flush(Table::Nat, None)).unwrap();
+        assert_eq!(f[0].argv.join(" "), "nft flush table ip nat");
+    }
+
+    #[test]
+    fn parse_listings() {
+        let s = "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-N X\n-N Y\n-A FORWARD -s 10.0.0.1/32 -j ACCEPT\n-A X -j ACCEPT\n-A X -j ACCEPT\n";
+        let l = parse_iptables_s(s);
+        assert_eq!((l.rules(), l.user_chains()), (3, 2));
+        assert!(l.get("FORWARD").unwrap().builtin);
+        assert_eq!(l.get("Y").unwrap().rules, 0);
+        let n = "table ip filter {\n\tchain FORWARD {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tip saddr 10.0.0.1 accept\n\t}\n\n\tchain X {\n\t\tip saddr 10.0.0.2 accept\n\t\tip saddr 10.0.0.3 accept\n\t}\n\n\tchain Y {\n\t}\n}\n";
+        let l = parse_nft_list(n);
+        assert_eq!((l.rules(), l.user_chains()), (3, 2));
+        assert!(l.get("FORWARD").unwrap().builtin);
+        assert_eq!(l.get("X").unwrap().rules, 2);
+    }
+}

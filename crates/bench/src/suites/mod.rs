@@ -1,0 +1,151 @@
+//! Firewall benchmark suites: the studies behind nfkeeper, run against real
+//! tools side by side (issue 6, BRIEF §5).
+//!
+//! - `cf`: the Cloud Foundry report: N rules appended one process each, and
+//!   single commands (`-N`, `-A`, `-D`, `-S`, `-X`) on a ruleset of 50k
+//!   rules + 100k chains.
+//! - `ruleset`: the iptables-nft study's matrix (restores 1.1–1.3, single
+//!   operations 2.1–2.13 in a ruleset with N rules in chain X, flushes 3.1
+//!   and 4.1, the Kubernetes-style add-on 5.1).
+//!
+//! Method: every case runs in a fresh network namespace ([`crate::netns`]);
+//! setup is untimed; each measured step is repeated (`reps`) and reported as
+//! min / median / max; its effect is verified once, and a failed command or a
+//! missing effect is a FAIL, never a time; a step over the limit is killed
+//! and reported as `>limit`. A step's time is the sum over its processes of
+//! spawn-to-exit, so harness bookkeeping between processes is not counted.
+//!
+//! Adapters ([`Adapter`]) are the tools: `iptables-legacy`, `iptables-nft`,
+//! `nft`; nfkeeper becomes one more when its kernel backend exists.
+//!
+//! What it is not: the packet-path suite (issue 6's `packet`), plots, or a
+//! statistics package.
+
+pub mod adapters;
+pub mod cf;
+pub mod model;
+pub mod report;
+pub mod ruleset;
+mod run;
+
+pub use adapters::{baselines, Adapter, Iptables, Nft};
+pub use model::{Check, Cmd, Listing, Op, Rule, Ruleset, Table, TableSpec, Target};
+pub use report::{to_csv, to_json, to_markdown, Machine, Record, Status, Summary};
+pub use run::run;
+
+use std::time::Duration;
+
+/// What to run and how hard.
+#[derive(Clone, Debug)]
+pub struct Opts {
+    /// Repetitions of each measured step.
+    pub reps: usize,
+    /// Limit of one repetition of a measured step.
+    pub limit: Duration,
+    /// Limit of each untimed setup or undo command.
+    pub setup_limit: Duration,
+    /// N for the `ruleset` suite.
+    pub sizes: Vec<usize>,
+    /// N for the `cf` appends.
+    pub cf_sizes: Vec<usize>,
+    /// (rules, chains) of the `cf` single-command ruleset; 0 rules skips it.
+    pub big: (usize, usize),
+    /// Cases of 200 chains × N rules run only while 200·N is at most this.
+    pub max_rules: usize,
+    /// Progress lines on stderr.
+    pub progress: bool,
+}
+
+impl Default for Opts {
+    /// The full suites, as in the studies.
+    fn default() -> Self {
+        Opts {
+            reps: 5,
+            limit: Duration::from_secs(120),
+            setup_limit: Duration::from_secs(900),
+            sizes: vec![1_000, 10_000, 50_000],
+            cf_sizes: vec![100, 1_000, 3_000],
+            big: (50_000, 100_000),
+            max_rules: 1_000_000,
+            progress: false,
+        }
+    }
+}
+
+impl Opts {
+    /// A first look in well under two minutes per suite.
+    pub fn quick() -> Self {
+        Opts {
+            reps: 3,
+            limit: Duration::from_secs(10),
+            setup_limit: Duration::from_secs(60),
+            sizes: vec![100, 1_000, 10_000],
+            cf_sizes: vec![100, 1_000],
+            big: (5_000, 10_000),
+            max_rules: 20_000,
+            ..Opts::default()
+        }
+    }
+}
+
+/// One measured step of a case.
+pub struct Step {
+    /// Stable id (`2.1`, `cf.append`) and a human name.
+    pub id: String,
+    pub name: String,
+    /// The operation of repetition k (0-based), timed.
+    pub op: Box<dyn Fn(usize) -> Op>,
+    /// Untimed, after each repetition: puts the state back.
+    pub undo: Option<Box<dyn Fn(usize) -> Op>>,
+    /// Checked once, after repetition 0 and before its undo.
+    pub checks: Vec<Check>,
+    /// Also report the time of each process (for one-process-per-rule ops).
+    pub per_call: bool,
+}
+
+impl Step {
+    pub fn new(id: &str, name: impl Into<String>, op: impl Fn(usize) -> Op + 'static) -> Step {
+        Step {
+            id: id.to_string(),
+            name: name.into(),
+            op: Box::new(op),
+            undo: None,
+            checks: Vec::new(),
+            per_call: false,
+        }
+    }
+
+    pub fn undo(mut self, f: impl Fn(usize) -> Op + 'static) -> Step {
+        self.undo = Some(Box::new(f));
+        self
+    }
+
+    pub fn check(mut self, c: Check) -> Step {
+        self.checks.push(c);
+        self
+    }
+}
+
+/// A namespace's worth of work: untimed setup (after [`Op::Reset`]), then
+/// the steps in order, sharing the state.
+pub struct Case {
+    pub suite: &'static str,
+    pub n: usize,
+    pub setup: Vec<Op>,
+    pub steps: Vec<Step>,
+}
+
+/// The suites' names, for usage texts.
+pub const SUITES: &[&str] = &["cf", "ruleset"];
+
+/// The cases of a suite.
+pub fn cases(suite: &str, o: &Opts) -> Result<Vec<Case>, String> {
+    match suite {
+        "cf" => Ok(cf::cases(o)),
+        "ruleset" => Ok(ruleset::cases(o)),
+        other => Err(format!(
+            "unknown suite {other} (known: {})",
+            SUITES.join(", ")
+        )),
+    }
+}
