@@ -6,7 +6,9 @@
 //! argv to the parser.
 
 mod demo;
+mod direct;
 mod offline;
+mod personality;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -49,9 +51,10 @@ Usage:
                                      or invoke nfkeeper through a symlink of that name)
   nfkeeper --version | --help
 
-The iptables personalities work on the kernel from the kernel-backend issue on.
-Until then they work offline on a model kept in the save file named by
-NFKEEPER_OFFLINE_STATE (one file per family: the path gets .4 or .6 appended).
+The iptables personalities change the kernel of the current network namespace
+(nfkeeper's own nftables tables: ip nfkeeper_filter, ip6 nfkeeper_nat, ...).
+With NFKEEPER_OFFLINE_STATE=PATH set they work offline instead, on a model kept
+in an iptables-save file (PATH.4 / PATH.6), and never touch the kernel.
 ";
 
 fn main() -> ExitCode {
@@ -59,14 +62,14 @@ fn main() -> ExitCode {
     let argv0 = args.first().map(String::as_str).unwrap_or("nfkeeper");
     let base = argv0.rsplit('/').next().unwrap_or(argv0);
     if let Some(p) = Personality::from_name(base) {
-        return exit(offline::run(p, base, &args[1..]));
+        return exit(personality::run(p, base, &args[1..]));
     }
     let Some(sub) = args.get(1) else {
         eprint!("{USAGE}");
         return ExitCode::from(2);
     };
     if let Some(p) = Personality::from_name(sub) {
-        return exit(offline::run(p, sub, &args[2..]));
+        return exit(personality::run(p, sub, &args[2..]));
     }
     match sub.as_str() {
         "demo" => exit(demo::demo(&args[2..])),

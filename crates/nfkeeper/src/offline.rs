@@ -1,27 +1,16 @@
-//! The iptables personalities over an offline model: the ruleset lives in an
-//! iptables-save file (NFKEEPER_OFFLINE_STATE + ".4"/".6") that each command
-//! loads, changes and writes back. This is how the syntax and command
-//! semantics are used and tested before the kernel backend exists; it is not a
-//! cache of the kernel and never touches it.
+//! The offline backend: the ruleset lives in an iptables-save file
+//! (NFKEEPER_OFFLINE_STATE + ".4"/".6") that each command loads, changes and
+//! writes back. For using and testing the syntax without a kernel; it is not
+//! a cache of the kernel and never touches it.
 
-use crate::Personality;
-use iptables::exec::{self, restore, RestoreOpts};
-use iptables::parse::{parse, Command, ParseOpts};
-use iptables::Rule;
+use crate::personality::{Backend, SAVE_ORDER};
+use iptables::exec::{self, restore, RestoreError, RestoreOpts, RestoreStats};
+use iptables::parse::{Command, Parsed};
+use iptables::{Error, Rule};
 use ruleset::{Family, Ruleset, TableKind};
-use std::io::{Read, Write};
 use std::path::PathBuf;
 
-/// Tables iptables-save prints, in iptables-nft's order.
-const SAVE_ORDER: [TableKind; 5] = [
-    TableKind::Mangle,
-    TableKind::Security,
-    TableKind::Raw,
-    TableKind::Filter,
-    TableKind::Nat,
-];
-
-struct State {
+pub struct State {
     rs: Ruleset<Rule>,
     /// Tables that exist (were restored or written to), like tables that
     /// exist in the kernel: save prints only those.
@@ -31,7 +20,7 @@ struct State {
 }
 
 impl State {
-    fn load(family: Family) -> Result<State, String> {
+    pub fn load(family: Family) -> Result<State, String> {
         let path = std::env::var_os("NFKEEPER_OFFLINE_STATE").map(|p| {
             let mut p = PathBuf::from(p).into_os_string();
             p.push(if family == Family::Ipv4 { ".4" } else { ".6" });
@@ -82,7 +71,7 @@ impl State {
         }
     }
 
-    fn save_text(
+    pub fn save_text(
         &self,
         counters: bool,
         only: Option<TableKind>,
@@ -121,208 +110,54 @@ impl State {
     }
 }
 
-fn family_of(p: Personality) -> Family {
-    match p {
-        Personality::Iptables | Personality::Save | Personality::Restore => Family::Ipv4,
-        _ => Family::Ipv6,
+impl Backend for State {
+    fn iptables(&mut self, p: Parsed) -> Result<String, Error> {
+        let mut out = String::new();
+        let writes = !matches!(
+            p.command,
+            Command::Check(_)
+                | Command::List { zero: false, .. }
+                | Command::ListRules { zero: false, .. }
+        );
+        let table = p.table;
+        let res = exec::execute(self.rs.table_mut(self.family, table), &p, &mut out);
+        if res.is_ok() && writes {
+            self.touch(table);
+            self.store().map_err(|m| Error {
+                kind: iptables::ExitKind::Resource,
+                ..Error::op(m)
+            })?;
+        }
+        res.map(|()| out)
     }
-}
 
-/// Run one personality; returns the exit code.
-pub fn run(p: Personality, prog: &str, args: &[String]) -> i32 {
-    let family = family_of(p);
-    match p {
-        Personality::Iptables | Personality::Ip6tables => run_iptables(family, prog, args),
-        Personality::Save | Personality::Save6 => run_save(family, prog, args),
-        Personality::Restore | Personality::Restore6 => run_restore(family, prog, args),
+    fn save(
+        &mut self,
+        counters: bool,
+        only: Option<TableKind>,
+        prog: &str,
+    ) -> Result<String, Error> {
+        Ok(self.save_text(counters, only, true, prog))
     }
-}
 
-fn run_iptables(family: Family, prog: &str, args: &[String]) -> i32 {
-    let words: Vec<&str> = args.iter().map(String::as_str).collect();
-    let po = ParseOpts {
-        family,
-        restore: false,
-        table: None,
-        prog,
-    };
-    let parsed = match parse(&words, po) {
-        Ok(p) => p,
-        Err(e) => {
-            eprint!("{}", e.render(prog, None));
-            return e.exit_code();
-        }
-    };
-    for w in &parsed.warnings {
-        eprintln!("{w}");
-    }
-    match parsed.command {
-        Command::Help => {
-            print!("{}", iptables::parse::help::help_text(prog, family));
-            return 0;
-        }
-        Command::Version => {
-            println!("{prog} v{}", iptables::VERSION);
-            return 0;
-        }
-        _ => {}
-    }
-    let mut st = match State::load(family) {
-        Ok(s) => s,
-        Err(msg) => {
-            eprintln!("{msg}");
-            return 1;
-        }
-    };
-    let mut out = String::new();
-    let res = exec::execute(st.rs.table_mut(family, parsed.table), &parsed, &mut out);
-    let _ = std::io::stdout().write_all(out.as_bytes());
-    if let Err(e) = res {
-        eprint!("{}", e.render(prog, None));
-        return e.exit_code();
-    }
-    let writes = !matches!(
-        parsed.command,
-        Command::Check(_)
-            | Command::List { zero: false, .. }
-            | Command::ListRules { zero: false, .. }
-    );
-    if writes {
-        st.touch(parsed.table);
-        if let Err(msg) = st.store() {
-            eprintln!("{msg}");
-            return 4;
-        }
-    }
-    0
-}
-
-fn run_save(family: Family, prog: &str, args: &[String]) -> i32 {
-    let mut counters = false;
-    let mut only = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-c" | "--counters" => counters = true,
-            "-t" | "--table" => match it.next().and_then(|t| TableKind::from_name(t)) {
-                Some(t) => only = Some(t),
-                None => {
-                    eprintln!("{prog}: table name required or invalid");
-                    return 1;
-                }
-            },
-            "-V" | "--version" => {
-                println!("{prog} v{}", iptables::VERSION);
-                return 0;
-            }
-            "-h" | "--help" => {
-                println!("Usage: {prog} [-c] [-t table] [-V]");
-                return 0;
-            }
-            other => {
-                eprintln!("Unknown arguments found on commandline: {other}");
-                return 1;
-            }
-        }
-    }
-    let st = match State::load(family) {
-        Ok(s) => s,
-        Err(msg) => {
-            eprintln!("{msg}");
-            return 1;
-        }
-    };
-    let text = st.save_text(counters, only, true, prog);
-    let _ = std::io::stdout().write_all(text.as_bytes());
-    0
-}
-
-fn run_restore(family: Family, prog: &str, args: &[String]) -> i32 {
-    let mut o = RestoreOpts {
-        family,
-        noflush: false,
-        counters: false,
-        test: false,
-        table: None,
-        prog,
-    };
-    let mut file: Option<&str> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-c" | "--counters" => o.counters = true,
-            "-n" | "--noflush" => o.noflush = true,
-            "-t" | "--test" => o.test = true,
-            "-v" | "--verbose" | "-w" | "--wait" | "-W" | "--wait-interval" | "-4" | "--ipv4"
-            | "-6" | "--ipv6" => {}
-            "-M" | "--modprobe" => {
-                it.next();
-            }
-            "-T" | "--table" => match it.next().and_then(|t| TableKind::from_name(t)) {
-                Some(t) => o.table = Some(t),
-                None => {
-                    eprintln!("Try `{prog} -h' for more information.");
-                    return 1;
-                }
-            },
-            "-V" | "--version" => {
-                println!("{prog} v{}", iptables::VERSION);
-                return 0;
-            }
-            "-h" | "--help" => {
-                eprintln!("Usage: {prog} [-c] [-v] [-V] [-t] [-h] [-n] [-T table] [-M command] [-4] [-6] [file]");
-                return 0;
-            }
-            f if !f.starts_with('-') && file.is_none() => file = Some(f),
-            _ => {
-                eprintln!("Try `{prog} -h' for more information.");
-                return 1;
-            }
-        }
-    }
-    let mut input = String::new();
-    let read = match file {
-        Some(f) => std::fs::File::open(f).and_then(|mut h| h.read_to_string(&mut input)),
-        None => std::io::stdin().read_to_string(&mut input),
-    };
-    if let Err(e) = read {
-        eprintln!("Can't open {}: {e}", file.unwrap_or("stdin"));
-        return 1;
-    }
-    let mut st = match State::load(family) {
-        Ok(s) => s,
-        Err(msg) => {
-            eprintln!("{msg}");
-            return 1;
-        }
-    };
-    let tables: Vec<TableKind> = input
-        .lines()
-        .filter_map(|l| l.strip_prefix('*'))
-        .filter_map(|t| TableKind::from_name(t.trim()))
-        .filter(|t| o.table.is_none_or(|only| only == *t))
-        .collect();
-    match restore(&mut st.rs, &input, &o) {
-        Ok(stats) => {
-            for w in &stats.warnings {
-                eprintln!("{w}");
-            }
-            if o.test {
-                return 0;
-            }
+    fn restore(&mut self, input: &str, o: &RestoreOpts) -> Result<RestoreStats, RestoreError> {
+        let tables: Vec<TableKind> = input
+            .lines()
+            .filter_map(|l| l.strip_prefix('*'))
+            .filter_map(|t| TableKind::from_name(t.trim()))
+            .filter(|t| o.table.is_none_or(|only| only == *t))
+            .collect();
+        let stats = restore(&mut self.rs, input, o)?;
+        if !o.test {
             for t in tables {
-                st.touch(t);
+                self.touch(t);
             }
-            if let Err(msg) = st.store() {
-                eprintln!("{msg}");
-                return 4;
-            }
-            0
+            self.store().map_err(|m| RestoreError {
+                line: 0,
+                err: Error::op(m),
+            })?;
         }
-        Err(e) => {
-            eprint!("{}", e.render(prog));
-            e.exit_code()
-        }
+        Ok(stats)
     }
 }
 

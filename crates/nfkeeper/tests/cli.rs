@@ -61,7 +61,15 @@ fn parse_scenario(text: &str) -> Vec<Step> {
     steps
 }
 
-fn run_scenario(path: &Path) -> Vec<String> {
+/// Where the commands run: the offline model, or the kernel of a private
+/// network namespace (`ip netns exec NS`).
+#[derive(Clone, Copy)]
+enum Mode<'a> {
+    Offline,
+    Kernel(&'a str),
+}
+
+fn run_scenario(path: &Path, mode: Mode) -> Vec<String> {
     let text = std::fs::read_to_string(path).expect("read scenario");
     let dir = std::env::temp_dir().join(format!(
         "nfk-cli-{}-{}",
@@ -74,9 +82,21 @@ fn run_scenario(path: &Path) -> Vec<String> {
     let bin = env!("CARGO_BIN_EXE_nfkeeper");
     let mut failures = Vec::new();
     for step in parse_scenario(&text) {
-        let mut child = Command::new(bin)
-            .args(&step.argv)
-            .env("NFKEEPER_OFFLINE_STATE", &state)
+        let mut cmd = match mode {
+            Mode::Offline => {
+                let mut c = Command::new(bin);
+                c.args(&step.argv).env("NFKEEPER_OFFLINE_STATE", &state);
+                c
+            }
+            Mode::Kernel(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, bin])
+                    .args(&step.argv)
+                    .env_remove("NFKEEPER_OFFLINE_STATE");
+                c
+            }
+        };
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -128,7 +148,56 @@ fn cli_scenarios() {
     assert!(!files.is_empty(), "no scenarios in {}", dir.display());
     let mut failures = Vec::new();
     for f in &files {
-        failures.extend(run_scenario(f));
+        failures.extend(run_scenario(f, Mode::Offline));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A network namespace for one scenario, deleted on drop (also on panic).
+struct Netns(String);
+
+impl Netns {
+    fn new(tag: &str) -> Option<Netns> {
+        let name = format!("nfk-cli-{}-{tag}", std::process::id());
+        let ok = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        ok.then_some(Netns(name))
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+/// The same scenarios against the kernel, each file in a fresh namespace:
+/// direct mode must print, fail and exit exactly like the offline model.
+#[test]
+fn cli_scenarios_in_the_kernel() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIP: kernel scenarios need root");
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cli");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("testdata/cli")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    for f in &files {
+        let tag = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let Some(ns) = Netns::new(&tag) else {
+            eprintln!("SKIP: cannot create a network namespace (ip netns add)");
+            return;
+        };
+        failures.extend(run_scenario(f, Mode::Kernel(&ns.0)));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -1,0 +1,458 @@
+//! Mirroring commands into one nftables batch.
+//!
+//! Each command is first applied to the model with iptables' semantics and
+//! messages (`iptables::exec`); what it changed is then expressed as the
+//! smallest set of kernel messages: a rule append/insert/replace/delete by
+//! handle (or by batch-local id for rules created earlier in the same
+//! batch), a chain flush, a chain add/delete/rename, a policy update. No
+//! chain is re-read or re-written to change one rule.
+
+use compile::{layout, lower_rule, rebase_lookups, userdata};
+use iptables::exec::{execute_owned, Apply};
+use iptables::ext::Match;
+use iptables::parse::{Command, Parsed};
+use iptables::print::save::{save_rule_body, CounterStyle};
+use iptables::{Error, Rule};
+use nft::batch::Placement;
+use nft::{Batch, Chain, Tag};
+use ruleset::{Counters, Family, Policy, RuleId, Table, TableKind};
+use std::collections::{HashMap, HashSet};
+
+/// Where a rule is in the kernel: by handle, or created in this batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    Handle(u64),
+    New(u32),
+}
+
+/// The kernel side of a run of commands: the batch being built and what it
+/// needs to address existing objects.
+pub struct KernelApply {
+    pub family: Family,
+    pub batch: Batch,
+    /// Tables that exist in the kernel or are created by this batch.
+    pub present: HashSet<TableKind>,
+    pub locs: HashMap<(TableKind, RuleId), Loc>,
+    pub chain_handles: HashMap<(TableKind, String), u64>,
+    /// Tag of the messages being added (the command or restore line).
+    pub tag: Tag,
+    next_rule_id: u32,
+    next_set_id: u32,
+    /// While rewriting rules after a chain rename: the rule text to store
+    /// (new chain name) while the expressions still name the old one (the
+    /// kernel applies the rename only at commit).
+    text_override: Option<Rule>,
+}
+
+fn unsupported(e: impl std::fmt::Display) -> Error {
+    Error::param(e.to_string())
+}
+
+impl KernelApply {
+    pub fn new(family: Family, batch: Batch) -> Self {
+        KernelApply {
+            family,
+            batch,
+            present: HashSet::new(),
+            locs: HashMap::new(),
+            chain_handles: HashMap::new(),
+            tag: 0,
+            next_rule_id: 1,
+            next_set_id: 1,
+            text_override: None,
+        }
+    }
+
+    fn fam(&self) -> nft::Family {
+        layout::nft_family(self.family)
+    }
+
+    /// Create our table and its base chains (policy ACCEPT) if it isn't there.
+    pub fn ensure_table(&mut self, kind: TableKind) {
+        if self.present.insert(kind) {
+            self.add_table(kind);
+        }
+    }
+
+    fn add_table(&mut self, kind: TableKind) {
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        self.batch.add(&nft::Table::new(fam, &tname), self.tag);
+        for bc in layout::base_chains(kind) {
+            let c = Chain::base(
+                fam,
+                &tname,
+                bc.name,
+                bc.chain_type,
+                bc.hook,
+                bc.priority,
+                nft::chain::POLICY_ACCEPT,
+            );
+            self.batch.add(&c, self.tag);
+        }
+    }
+
+    fn loc(&self, kind: TableKind, id: RuleId) -> Option<Loc> {
+        self.locs.get(&(kind, id)).copied()
+    }
+
+    /// NEWRULE for the model rule `id` (body `rule`) in `chain`.
+    #[allow(clippy::too_many_arguments)]
+    fn new_rule(
+        &mut self,
+        kind: TableKind,
+        chain: &str,
+        id: RuleId,
+        rule: &Rule,
+        counters: Counters,
+        placement: Placement,
+        at: Option<Loc>,
+    ) -> Result<(), Error> {
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        let lowered = lower_rule(rule, self.family, kind, chain).map_err(unsupported)?;
+        let mut exprs = lowered.exprs;
+        // The rule's counters (-c, restore --counters) start its counter.
+        for e in exprs.iter_mut() {
+            if let nft::Expr::Counter { bytes, packets } = e {
+                *bytes = counters.bytes;
+                *packets = counters.packets;
+            }
+        }
+        rebase_lookups(&mut exprs, self.next_set_id);
+        for (i, set) in lowered.sets.iter().enumerate() {
+            let (s, es) = set.to_nft(fam, &tname, self.next_set_id + i as u32);
+            self.batch.add(&s, self.tag);
+            self.batch.add(&es, self.tag);
+        }
+        self.next_set_id += lowered.sets.len() as u32;
+        let text_rule = self.text_override.take();
+        let text_rule = text_rule.as_ref().unwrap_or(rule);
+        let mut text = String::new();
+        save_rule_body(
+            &mut text,
+            self.family,
+            text_rule,
+            Counters::default(),
+            CounterStyle::None,
+        );
+        let comment = text_rule.matches.iter().find_map(|m| match m {
+            Match::Comment(c) => Some(c.text.as_str()),
+            _ => None,
+        });
+        let ud = userdata::encode(id, &text, comment);
+        if !ud.overflow.is_empty() {
+            return Err(Error::other(format!(
+                "rule too long for the kernel's rule userdata ({} bytes of canonical text; at most about 230 fit)",
+                text.len()
+            )));
+        }
+        let mut r = nft::Rule::new(fam, &tname, chain, exprs);
+        r.userdata = Some(ud.bytes);
+        let bid = self.next_rule_id;
+        self.next_rule_id += 1;
+        r.id = Some(bid);
+        match (placement, at) {
+            (Placement::Replace, Some(Loc::Handle(h))) => r.handle = Some(h),
+            (Placement::Replace, _) => {
+                return Err(Error::other(
+                    "replacing a rule created earlier in the same batch is not supported yet",
+                ))
+            }
+            (_, Some(Loc::Handle(h))) => r.position = Some(h),
+            (_, Some(Loc::New(b))) => r.position_id = Some(b),
+            (_, None) => {}
+        }
+        self.batch.add_rule(&r, placement, false, self.tag);
+        self.locs.insert((kind, id), Loc::New(bid));
+        Ok(())
+    }
+
+    fn del_rule(&mut self, kind: TableKind, chain: &str, loc: Option<Loc>) {
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        let mut r = nft::Rule::key(fam, &tname, chain, None);
+        match loc {
+            Some(Loc::Handle(h)) => r.handle = Some(h),
+            Some(Loc::New(b)) => r.id = Some(b),
+            None => return,
+        }
+        self.batch.delete(&r, self.tag);
+    }
+
+    fn flush_chain(&mut self, kind: TableKind, chain: &str) {
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        self.batch
+            .delete(&nft::Rule::key(fam, &tname, chain, None), self.tag);
+    }
+
+    /// Rules of `chain` with ids, in order.
+    fn ids(t: &Table<Rule>, chain: &str) -> Vec<RuleId> {
+        t.rules(chain)
+            .map(|it| it.map(|r| r.id).collect())
+            .unwrap_or_default()
+    }
+
+    /// Apply one command to the model table `t` and mirror it into the batch.
+    /// Listing output (for -L/-S) goes to `out`.
+    pub fn run(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let writes = !matches!(
+            p.command,
+            Command::Check(_)
+                | Command::List { zero: false, .. }
+                | Command::ListRules { zero: false, .. }
+                | Command::Help
+                | Command::Version
+        );
+        if !writes {
+            return iptables::exec::execute(t, &p, out);
+        }
+        self.ensure_table(kind);
+        match p.command.clone() {
+            Command::Append(chain) => {
+                let before = t.chain(&chain).map(|c| c.len).unwrap_or(0);
+                execute_owned(t, p, out)?;
+                let added: Vec<(RuleId, Rule, Counters)> = t
+                    .rules(&chain)
+                    .map(|it| {
+                        it.skip(before)
+                            .map(|r| (r.id, r.body.clone(), r.counters))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for (id, r, c) in added {
+                    self.new_rule(kind, &chain, id, &r, c, Placement::Append, None)?;
+                }
+            }
+            Command::Insert(chain, n) => {
+                let k = p.rules.len();
+                let anchor = t.rule_at(&chain, n).ok().map(|r| r.id);
+                execute_owned(t, p, out)?;
+                let anchor_loc = anchor.and_then(|a| self.loc(kind, a));
+                for pos in n..n + k {
+                    let (id, body, c) = t
+                        .rule_at(&chain, pos)
+                        .map(|r| (r.id, r.body.clone(), r.counters))
+                        .map_err(|e| Error::other(e.to_string()))?;
+                    match anchor_loc {
+                        Some(a) => {
+                            self.new_rule(kind, &chain, id, &body, c, Placement::Insert, Some(a))?
+                        }
+                        None => {
+                            self.new_rule(kind, &chain, id, &body, c, Placement::Append, None)?
+                        }
+                    }
+                }
+            }
+            Command::Replace(chain, n) => {
+                let old = t.rule_at(&chain, n).ok().map(|r| r.id);
+                execute_owned(t, p, out)?;
+                let (id, body, c) = t
+                    .rule_at(&chain, n)
+                    .map(|r| (r.id, r.body.clone(), r.counters))
+                    .map_err(|e| Error::other(e.to_string()))?;
+                let at = old.and_then(|o| self.loc(kind, o));
+                self.new_rule(kind, &chain, id, &body, c, Placement::Replace, at)?;
+            }
+            Command::Delete(chain) => {
+                for r in p.rules.clone() {
+                    let id = t.find_spec(&chain, &r).ok().flatten().map(|x| x.1);
+                    let one = Parsed {
+                        rules: vec![r],
+                        ..p.clone()
+                    };
+                    execute_owned(t, one, out)?;
+                    let loc = id.and_then(|i| self.loc(kind, i));
+                    self.del_rule(kind, &chain, loc);
+                }
+            }
+            Command::DeleteNum(chain, n) => {
+                let id = t.rule_at(&chain, n).ok().map(|r| r.id);
+                execute_owned(t, p, out)?;
+                let loc = id.and_then(|i| self.loc(kind, i));
+                self.del_rule(kind, &chain, loc);
+            }
+            Command::Flush(chain) => {
+                let chains: Vec<String> = match &chain {
+                    Some(c) => vec![c.clone()],
+                    None => t.chains().iter().map(|c| c.name.to_string()).collect(),
+                };
+                execute_owned(t, p, out)?;
+                for c in chains {
+                    self.flush_chain(kind, &c);
+                }
+            }
+            Command::Zero { chain, num } => {
+                let chains: Vec<String> = match &chain {
+                    Some(c) => vec![c.clone()],
+                    None => t.chains().iter().map(|c| c.name.to_string()).collect(),
+                };
+                execute_owned(t, p, out)?;
+                self.zero(kind, t, &chains, num)?;
+            }
+            Command::NewChain(c) => {
+                execute_owned(t, p, out)?;
+                let (fam, tname) = (self.fam(), layout::table_name(kind));
+                self.batch.create(&Chain::new(fam, &tname, &c), self.tag);
+            }
+            Command::DeleteChain(c) => {
+                let names: Vec<String> = match &c {
+                    Some(c) => vec![c.clone()],
+                    None => t
+                        .chains()
+                        .iter()
+                        .filter(|c| c.policy.is_none())
+                        .map(|c| c.name.to_string())
+                        .collect(),
+                };
+                execute_owned(t, p, out)?;
+                let (fam, tname) = (self.fam(), layout::table_name(kind));
+                for n in names {
+                    self.batch.delete(&Chain::new(fam, &tname, &n), self.tag);
+                }
+            }
+            Command::Rename(old, new) => {
+                let old_name = old.clone();
+                let handle = self.chain_handles.get(&(kind, old.clone())).copied();
+                execute_owned(t, p, out)?;
+                let Some(h) = handle else {
+                    return Err(Error::other(
+                        "renaming a chain created in the same batch is not supported yet",
+                    ));
+                };
+                let (fam, tname) = (self.fam(), layout::table_name(kind));
+                let mut c = Chain::new(fam, &tname, &new);
+                c.handle = Some(h);
+                self.batch.add(&c, self.tag);
+                self.chain_handles.remove(&(kind, old));
+                self.chain_handles.insert((kind, new.clone()), h);
+                // The kernel's jumps follow the chain object, but each
+                // referring rule's userdata names the chain: rewrite those
+                // rules (O(references), like iptables' own rename).
+                self.rewrite_jumps_to(kind, t, &old_name, &new)?;
+            }
+            Command::Policy(chain, policy, counters) => {
+                execute_owned(t, p, out)?;
+                let (fam, tname) = (self.fam(), layout::table_name(kind));
+                let mut c = Chain::new(fam, &tname, &chain);
+                c.policy = Some(match policy {
+                    Policy::Accept => nft::chain::POLICY_ACCEPT,
+                    Policy::Drop => nft::chain::POLICY_DROP,
+                });
+                if let Some(k) = counters {
+                    c.counters = Some((k.bytes, k.packets));
+                }
+                self.batch.add(&c, self.tag);
+            }
+            Command::List { .. } | Command::ListRules { .. } => {
+                // -L/-S with -Z: list, then zero.
+                let (chain, num) = match &p.command {
+                    Command::List { chain, num, .. } | Command::ListRules { chain, num, .. } => {
+                        (chain.clone(), *num)
+                    }
+                    _ => (None, None),
+                };
+                let chains: Vec<String> = match &chain {
+                    Some(c) => vec![c.clone()],
+                    None => t.chains().iter().map(|c| c.name.to_string()).collect(),
+                };
+                execute_owned(t, p, out)?;
+                self.zero(kind, t, &chains, num)?;
+            }
+            Command::Check(_) | Command::Help | Command::Version => {}
+        }
+        Ok(())
+    }
+
+    /// Replace every rule that jumps/goes to `chain` by itself, so its
+    /// userdata text carries the chain's current name.
+    fn rewrite_jumps_to(
+        &mut self,
+        kind: TableKind,
+        t: &Table<Rule>,
+        old: &str,
+        new: &str,
+    ) -> Result<(), Error> {
+        use ruleset::RuleBody;
+        let mut todo = Vec::new();
+        for c in t.chains() {
+            for r in t.rules(c.name).into_iter().flatten() {
+                if r.body.jump_target() == Some(new) {
+                    todo.push((c.name.to_string(), r.id, r.body.clone(), r.counters));
+                }
+            }
+        }
+        for (c, id, body, counters) in todo {
+            let at = self.loc(kind, id);
+            let mut with_old = body.clone();
+            with_old.retarget(old);
+            self.text_override = Some(body);
+            self.new_rule(kind, &c, id, &with_old, counters, Placement::Replace, at)?;
+        }
+        Ok(())
+    }
+
+    /// Zero counters in the kernel: rules are replaced by themselves with a
+    /// fresh counter (nftables has no per-rule counter reset that keeps the
+    /// handle otherwise); base-chain policy counters are set to zero.
+    fn zero(
+        &mut self,
+        kind: TableKind,
+        t: &Table<Rule>,
+        chains: &[String],
+        num: Option<usize>,
+    ) -> Result<(), Error> {
+        for c in chains {
+            let ids = Self::ids(t, c);
+            let picked: Vec<RuleId> = match num {
+                Some(n) => ids.get(n.wrapping_sub(1)).copied().into_iter().collect(),
+                None => ids,
+            };
+            for id in picked {
+                let Some(at @ Loc::Handle(_)) = self.loc(kind, id) else {
+                    continue;
+                };
+                let body = t.rule_by_id(id).map(|(_, _, r)| r.body.clone());
+                if let Some(body) = body {
+                    self.new_rule(
+                        kind,
+                        c,
+                        id,
+                        &body,
+                        Counters::default(),
+                        Placement::Replace,
+                        Some(at),
+                    )?;
+                }
+            }
+            if num.is_none() && t.is_builtin(c) {
+                let (fam, tname) = (self.fam(), layout::table_name(kind));
+                let mut ch = Chain::new(fam, &tname, c);
+                ch.counters = Some((0, 0));
+                self.batch.add(&ch, self.tag);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Apply for KernelApply {
+    fn fresh_table(&mut self, kind: TableKind) -> Result<(), Error> {
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        if self.present.contains(&kind) {
+            self.batch.delete(&nft::Table::new(fam, &tname), self.tag);
+        }
+        self.present.insert(kind);
+        self.locs.retain(|(k, _), _| *k != kind);
+        self.chain_handles.retain(|(k, _), _| *k != kind);
+        self.add_table(kind);
+        Ok(())
+    }
+
+    fn apply(&mut self, kind: TableKind, t: &mut Table<Rule>, p: Parsed) -> Result<(), Error> {
+        self.run(kind, t, p, &mut String::new())
+    }
+}

@@ -1,0 +1,132 @@
+//! Reading one of our tables back from the kernel into the model.
+//!
+//! Chains come from one chain dump of the table, rules from one rule dump;
+//! each rule is rebuilt from its userdata (id + canonical text), its counter
+//! expression gives the counters. Cost: O(objects in the table) — the kernel
+//! dump itself dominates (it restarts at the head of a chain for each 32 KiB
+//! reply, so one long chain dumps in O(n²/70)).
+
+use compile::{layout, userdata};
+use iptables::parse::{parse, restore::tokenize, ParseOpts};
+use iptables::Rule;
+use nft::{Expr, Socket};
+use ruleset::{Counters, Family, Policy, RuleId, Table, TableKind};
+use std::collections::HashMap;
+
+/// One table as the kernel has it.
+pub struct Snapshot {
+    /// Does the nftables table exist at all?
+    pub exists: bool,
+    pub table: Table<Rule>,
+    /// Kernel handle of each rule.
+    pub handles: HashMap<RuleId, u64>,
+    /// Kernel handle of each chain.
+    pub chain_handles: HashMap<String, u64>,
+    /// Objects in our table that nfkeeper did not write (or cannot read),
+    /// described for a warning.
+    pub foreign: Vec<String>,
+}
+
+/// Read table `kind` of `family`.
+pub fn read_table(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+) -> Result<Snapshot, nft::Error> {
+    let fam = layout::nft_family(family);
+    let tname = layout::table_name(kind);
+    let mut snap = Snapshot {
+        exists: false,
+        table: Table::new(family, kind),
+        handles: HashMap::new(),
+        chain_handles: HashMap::new(),
+        foreign: Vec::new(),
+    };
+    if !sock.tables(fam)?.iter().any(|t| t.name == tname) {
+        return Ok(snap);
+    }
+    snap.exists = true;
+    let chains = sock.chains(fam, Some(&tname))?;
+    for c in &chains {
+        if let Some(h) = c.handle {
+            snap.chain_handles.insert(c.name.clone(), h);
+        }
+        if c.hook.is_some() {
+            if layout::base_chain(kind, &c.name).is_none() {
+                snap.foreign.push(format!(
+                    "base chain {} (not an iptables chain of this table)",
+                    c.name
+                ));
+                continue;
+            }
+            let policy = if c.policy == Some(nft::chain::POLICY_DROP) {
+                Policy::Drop
+            } else {
+                Policy::Accept
+            };
+            let counters = c
+                .counters
+                .map(|(bytes, packets)| Counters { packets, bytes });
+            let _ = snap.table.set_policy(&c.name, policy, counters);
+        } else if snap.table.new_chain(&c.name).is_err() {
+            snap.foreign.push(format!("chain {}", c.name));
+        }
+    }
+    let mut rules: Vec<(String, u64, Option<Vec<u8>>, Counters)> = Vec::new();
+    sock.rules(fam, Some(&tname), None, |r| {
+        let mut counters = Counters::default();
+        for e in r.exprs() {
+            if let Ok(Expr::Counter { bytes, packets }) = e {
+                counters = Counters { packets, bytes };
+            }
+        }
+        rules.push((
+            r.chain.to_string(),
+            r.handle.unwrap_or(0),
+            r.userdata.map(<[u8]>::to_vec),
+            counters,
+        ));
+        Ok(())
+    })?;
+    for (chain, handle, ud, counters) in rules {
+        match rebuild(family, kind, &chain, ud.as_deref()) {
+            Some((id, rule)) => match snap.table.append_with_id(&chain, id, rule, counters) {
+                Ok(id) => {
+                    snap.handles.insert(id, handle);
+                }
+                Err(e) => snap
+                    .foreign
+                    .push(format!("rule handle {handle} in chain {chain} ({e})")),
+            },
+            None => snap.foreign.push(format!(
+                "rule handle {handle} in chain {chain} (no nfkeeper userdata)"
+            )),
+        }
+    }
+    Ok(snap)
+}
+
+/// The logical rule of a kernel rule from its userdata.
+fn rebuild(
+    family: Family,
+    kind: TableKind,
+    chain: &str,
+    ud: Option<&[u8]>,
+) -> Option<(RuleId, Rule)> {
+    let d = userdata::decode(ud?).ok()?;
+    let id = d.id?;
+    if d.continued.is_some() {
+        return None;
+    }
+    let words = tokenize(&d.text).ok()?;
+    let mut argv: Vec<&str> = vec!["-A", chain];
+    argv.extend(words.iter().map(String::as_str));
+    let o = ParseOpts {
+        family,
+        restore: true,
+        table: Some(kind),
+        prog: "nfkeeper",
+    };
+    let mut p = parse(&argv, o).ok()?;
+    (p.rules.len() == 1).then(|| (id, p.rules.remove(0)))
+}

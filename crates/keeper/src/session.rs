@@ -1,0 +1,192 @@
+//! Whole invocations against the kernel (direct mode): `iptables ARGS`,
+//! `iptables-save`, `iptables-restore`. Each reads the tables it needs, runs
+//! the command(s) on the model, and commits one transaction that carries
+//! the generation id it read, so a concurrent writer makes the commit fail
+//! cleanly instead of being overwritten.
+
+use crate::plan::{KernelApply, Loc};
+use crate::read::{read_table, Snapshot};
+use iptables::exec::{restore_with, save_table, RestoreError, RestoreOpts, RestoreStats};
+use iptables::parse::Parsed;
+use iptables::{Error, Rule};
+use nft::Socket;
+use ruleset::{Family, Ruleset, TableKind};
+
+/// Tables iptables-save prints, in iptables-nft's order.
+pub const SAVE_ORDER: [TableKind; 5] = [
+    TableKind::Mangle,
+    TableKind::Security,
+    TableKind::Raw,
+    TableKind::Filter,
+    TableKind::Nat,
+];
+
+/// A connection to the kernel for one invocation.
+pub struct Session {
+    sock: Socket,
+    pub family: Family,
+    /// Warnings for stderr (foreign objects seen in our tables).
+    pub warnings: Vec<String>,
+}
+
+fn kernel_err(e: nft::Error) -> Error {
+    match e {
+        nft::Error::Kernel { code, .. } => errno_err(-code),
+        nft::Error::Io(io) if io.raw_os_error() == Some(libc_eperm()) => {
+            Error::op("Permission denied (you must be root).")
+        }
+        other => Error::other(format!("netlink: {other}")),
+    }
+}
+
+const fn libc_eperm() -> i32 {
+    1
+}
+
+/// iptables' wording for a kernel errno of a failed commit.
+fn errno_err(errno: i32) -> Error {
+    match errno {
+        1 | 13 => Error::op("Permission denied (you must be root)."),
+        2 => Error::op("No chain/target/match by that name."),
+        16 => Error::op("Directory not empty."),
+        17 => Error::op("Chain already exists."),
+        40 => Error::op("Loop found in table."),
+        11 | 85 | 512 => Error {
+            kind: iptables::ExitKind::Resource,
+            ..Error::op(
+                "Resource temporarily unavailable: the ruleset changed concurrently; try again.",
+            )
+        },
+        e => Error::op(format!("{}.", std::io::Error::from_raw_os_error(e))),
+    }
+}
+
+impl Session {
+    pub fn open(family: Family) -> Result<Session, Error> {
+        let sock = Socket::open().map_err(kernel_err)?;
+        Ok(Session {
+            sock,
+            family,
+            warnings: Vec::new(),
+        })
+    }
+
+    fn read(&mut self, kind: TableKind) -> Result<Snapshot, Error> {
+        let s = read_table(&mut self.sock, self.family, kind).map_err(kernel_err)?;
+        for f in &s.foreign {
+            self.warnings.push(format!(
+                "Warning: table {}: {f} was not written by nfkeeper; left as is",
+                compile::layout::table_name(kind)
+            ));
+        }
+        Ok(s)
+    }
+
+    fn remember(ap: &mut KernelApply, kind: TableKind, s: &Snapshot) {
+        if s.exists {
+            ap.present.insert(kind);
+        }
+        for (id, h) in &s.handles {
+            ap.locs.insert((kind, *id), Loc::Handle(*h));
+        }
+        for (name, h) in &s.chain_handles {
+            ap.chain_handles.insert((kind, name.clone()), *h);
+        }
+    }
+
+    fn genid(&mut self) -> Result<u32, Error> {
+        Ok(self.sock.gen().map_err(kernel_err)?.id)
+    }
+
+    /// Commit the batch if it has anything in it; errors map to iptables'
+    /// wording (the first failing message decides).
+    fn commit(&mut self, ap: &mut KernelApply) -> Result<(), Error> {
+        if ap.batch.is_empty() {
+            return Ok(());
+        }
+        let rep = self.sock.commit(&mut ap.batch).map_err(kernel_err)?;
+        if let Some(e) = rep.outcome.errors.first() {
+            return Err(errno_err(-e.code));
+        }
+        if !rep.outcome.committed {
+            return Err(Error::other("the kernel did not confirm the transaction"));
+        }
+        Ok(())
+    }
+
+    /// Run one parsed iptables command; returns its stdout.
+    pub fn iptables(&mut self, p: Parsed) -> Result<String, Error> {
+        let genid = self.genid()?;
+        let kind = p.table;
+        let mut snap = self.read(kind)?;
+        let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
+        Self::remember(&mut ap, kind, &snap);
+        let mut out = String::new();
+        ap.run(kind, &mut snap.table, p, &mut out)?;
+        self.commit(&mut ap)?;
+        Ok(out)
+    }
+
+    /// iptables-save text of our tables that exist (`only`: one table).
+    pub fn save(
+        &mut self,
+        counters: bool,
+        only: Option<TableKind>,
+        header: impl Fn() -> String,
+        footer: impl Fn() -> String,
+    ) -> Result<String, Error> {
+        let mut out = String::new();
+        for kind in SAVE_ORDER {
+            if only.is_some_and(|o| o != kind) {
+                continue;
+            }
+            let snap = self.read(kind)?;
+            if !snap.exists {
+                continue;
+            }
+            out.push_str(&header());
+            save_table(&snap.table, counters, &mut out);
+            out.push_str(&footer());
+        }
+        Ok(out)
+    }
+
+    /// iptables-restore: the whole input in one transaction.
+    pub fn restore(&mut self, input: &str, o: &RestoreOpts) -> Result<RestoreStats, RestoreError> {
+        let at0 = |e: Error| RestoreError { line: 0, err: e };
+        let genid = self.genid().map_err(at0)?;
+        let mut rs: Ruleset<Rule> = Ruleset::new();
+        let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
+        // The tables the input names: read them (their current content is
+        // needed for --noflush, and their existence either way).
+        let mut kinds: Vec<TableKind> = Vec::new();
+        for l in input.lines() {
+            if let Some(k) = l
+                .strip_prefix('*')
+                .and_then(|t| TableKind::from_name(t.trim()))
+            {
+                if !kinds.contains(&k) && o.table.is_none_or(|t| t == k) {
+                    kinds.push(k);
+                }
+            }
+        }
+        for k in &kinds {
+            let snap = self.read(*k).map_err(at0)?;
+            Self::remember(&mut ap, *k, &snap);
+            if !o.noflush && !snap.foreign.is_empty() {
+                self.warnings.push(format!(
+                    "Warning: restoring table {} replaces {} object(s) nfkeeper did not write",
+                    compile::layout::table_name(*k),
+                    snap.foreign.len()
+                ));
+            }
+            rs.replace_table(snap.table);
+        }
+        let stats = restore_with(&mut rs, input, o, &mut ap)?;
+        if o.test {
+            return Ok(stats);
+        }
+        self.commit(&mut ap).map_err(at0)?;
+        Ok(stats)
+    }
+}
