@@ -175,3 +175,77 @@ mod tests {
         assert_eq!(decode(&[TEXT, 1, 0xff]), Err(DecodeError::BadUtf8));
     }
 }
+
+/// Overflow text lives in a named set of our table: one element per chunk,
+/// keyed by (rule id u64, chunk number u32) big-endian, the chunk in the
+/// element's userdata as one `TEXT` TLV. Element adds cost microseconds at
+/// any set size, so long rules stay cheap.
+pub mod catalog {
+    use super::TEXT;
+    use ruleset::RuleId;
+
+    pub const SET: &str = "__nfk_text";
+    pub const KEY_LEN: u32 = 12;
+    /// nftables' "integer" data type, so `nft list` can print the set.
+    pub const KEY_TYPE: u32 = 4;
+    /// Text bytes per element (TLV header + chunk within 256 bytes).
+    const CHUNK: usize = 250;
+
+    pub fn key(id: RuleId, chunk: u32) -> Vec<u8> {
+        let mut k = id.0.to_be_bytes().to_vec();
+        k.extend_from_slice(&chunk.to_be_bytes());
+        k
+    }
+
+    /// The overflow text cut into chunks at character boundaries.
+    pub fn chunks(overflow: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut rest = overflow;
+        while !rest.is_empty() {
+            let mut n = rest.len().min(CHUNK);
+            while !rest.is_char_boundary(n) {
+                n -= 1;
+            }
+            out.push(&rest[..n]);
+            rest = &rest[n..];
+        }
+        out
+    }
+
+    pub fn value(chunk: &str) -> Vec<u8> {
+        let mut v = Vec::with_capacity(chunk.len() + 2);
+        v.push(TEXT);
+        v.push(chunk.len() as u8);
+        v.extend_from_slice(chunk.as_bytes());
+        v
+    }
+
+    /// (rule id, chunk number, text) of a catalog element.
+    pub fn parse(key: &[u8], userdata: &[u8]) -> Option<(RuleId, u32, String)> {
+        if key.len() != 12 || userdata.len() < 2 || userdata[0] != TEXT {
+            return None;
+        }
+        let id = u64::from_be_bytes(key[..8].try_into().ok()?);
+        let chunk = u32::from_be_bytes(key[8..].try_into().ok()?);
+        let text = std::str::from_utf8(userdata.get(2..2 + userdata[1] as usize)?).ok()?;
+        Some((RuleId(id), chunk, text.to_string()))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn chunks_round_trip() {
+            let s = "ab€".repeat(200);
+            let parts = chunks(&s);
+            assert!(parts.iter().all(|p| p.len() <= CHUNK));
+            assert_eq!(parts.concat(), s);
+            for (i, p) in parts.iter().enumerate() {
+                let got = parse(&key(RuleId(7), i as u32), &value(p)).unwrap();
+                assert_eq!(got, (RuleId(7), i as u32, p.to_string()));
+            }
+            assert!(chunks("").is_empty());
+        }
+    }
+}

@@ -7,7 +7,8 @@
 //! batch), a chain flush, a chain add/delete/rename, a policy update. No
 //! chain is re-read or re-written to change one rule.
 
-use compile::{layout, lower_rule, rebase_lookups, userdata};
+use compile::userdata::{self, catalog};
+use compile::{layout, lower_rule, rebase_lookups};
 use iptables::exec::{execute_owned, Apply};
 use iptables::ext::Match;
 use iptables::parse::{Command, Parsed};
@@ -34,6 +35,8 @@ pub struct KernelApply {
     pub present: HashSet<TableKind>,
     pub locs: HashMap<(TableKind, RuleId), Loc>,
     pub chain_handles: HashMap<(TableKind, String), u64>,
+    /// Catalog chunks of rules whose text overflows their userdata.
+    pub overflow: HashMap<(TableKind, RuleId), u32>,
     /// Tag of the messages being added (the command or restore line).
     pub tag: Tag,
     next_rule_id: u32,
@@ -56,6 +59,7 @@ impl KernelApply {
             present: HashSet::new(),
             locs: HashMap::new(),
             chain_handles: HashMap::new(),
+            overflow: HashMap::new(),
             tag: 0,
             next_rule_id: 1,
             next_set_id: 1,
@@ -88,6 +92,29 @@ impl KernelApply {
                 nft::chain::POLICY_ACCEPT,
             );
             self.batch.add(&c, self.tag);
+        }
+        let mut set = nft::Set::new(fam, &tname, catalog::SET);
+        set.key_type = Some(catalog::KEY_TYPE);
+        set.key_len = Some(catalog::KEY_LEN);
+        set.id = Some(self.next_set_id);
+        self.next_set_id += 1;
+        self.batch.add(&set, self.tag);
+    }
+
+    /// Catalog elements of rule `id` (chunk numbers `0..n`).
+    fn catalog_elems(&self, kind: TableKind, id: RuleId, n: u32) -> nft::SetElems {
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        let elems = (0..n)
+            .map(|i| nft::SetElem::key(&catalog::key(id, i)))
+            .collect();
+        nft::SetElems::new(fam, &tname, catalog::SET, elems)
+    }
+
+    /// Forget a rule's overflow text (its catalog elements).
+    fn drop_overflow(&mut self, kind: TableKind, id: RuleId) {
+        if let Some(n) = self.overflow.remove(&(kind, id)) {
+            let es = self.catalog_elems(kind, id, n);
+            self.batch.delete(&es, self.tag);
         }
     }
 
@@ -140,10 +167,13 @@ impl KernelApply {
         });
         let ud = userdata::encode(id, &text, comment);
         if !ud.overflow.is_empty() {
-            return Err(Error::other(format!(
-                "rule too long for the kernel's rule userdata ({} bytes of canonical text; at most about 230 fit)",
-                text.len()
-            )));
+            let parts = catalog::chunks(&ud.overflow);
+            let mut es = self.catalog_elems(kind, id, parts.len() as u32);
+            for (e, p) in es.elems.iter_mut().zip(&parts) {
+                e.userdata = Some(catalog::value(p));
+            }
+            self.batch.add(&es, self.tag);
+            self.overflow.insert((kind, id), parts.len() as u32);
         }
         let mut r = nft::Rule::new(fam, &tname, chain, exprs);
         r.userdata = Some(ud.bytes);
@@ -166,7 +196,11 @@ impl KernelApply {
         Ok(())
     }
 
-    fn del_rule(&mut self, kind: TableKind, chain: &str, loc: Option<Loc>) {
+    fn del_rule(&mut self, kind: TableKind, chain: &str, id: Option<RuleId>) {
+        let loc = id.and_then(|i| self.loc(kind, i));
+        if let Some(i) = id {
+            self.drop_overflow(kind, i);
+        }
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let mut r = nft::Rule::key(fam, &tname, chain, None);
         match loc {
@@ -255,6 +289,9 @@ impl KernelApply {
                     .map(|r| (r.id, r.body.clone(), r.counters))
                     .map_err(|e| Error::other(e.to_string()))?;
                 let at = old.and_then(|o| self.loc(kind, o));
+                if let Some(o) = old {
+                    self.drop_overflow(kind, o);
+                }
                 self.new_rule(kind, &chain, id, &body, c, Placement::Replace, at)?;
             }
             Command::Delete(chain) => {
@@ -265,22 +302,24 @@ impl KernelApply {
                         ..p.clone()
                     };
                     execute_owned(t, one, out)?;
-                    let loc = id.and_then(|i| self.loc(kind, i));
-                    self.del_rule(kind, &chain, loc);
+                    self.del_rule(kind, &chain, id);
                 }
             }
             Command::DeleteNum(chain, n) => {
                 let id = t.rule_at(&chain, n).ok().map(|r| r.id);
                 execute_owned(t, p, out)?;
-                let loc = id.and_then(|i| self.loc(kind, i));
-                self.del_rule(kind, &chain, loc);
+                self.del_rule(kind, &chain, id);
             }
             Command::Flush(chain) => {
                 let chains: Vec<String> = match &chain {
                     Some(c) => vec![c.clone()],
                     None => t.chains().iter().map(|c| c.name.to_string()).collect(),
                 };
+                let gone: Vec<RuleId> = chains.iter().flat_map(|c| Self::ids(t, c)).collect();
                 execute_owned(t, p, out)?;
+                for id in gone {
+                    self.drop_overflow(kind, id);
+                }
                 for c in chains {
                     self.flush_chain(kind, &c);
                 }
@@ -448,6 +487,7 @@ impl Apply for KernelApply {
         self.present.insert(kind);
         self.locs.retain(|(k, _), _| *k != kind);
         self.chain_handles.retain(|(k, _), _| *k != kind);
+        self.overflow.retain(|(k, _), _| *k != kind);
         self.add_table(kind);
         Ok(())
     }

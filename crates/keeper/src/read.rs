@@ -6,7 +6,8 @@
 //! dump itself dominates (it restarts at the head of a chain for each 32 KiB
 //! reply, so one long chain dumps in O(n²/70)).
 
-use compile::{layout, userdata};
+use compile::layout;
+use compile::userdata::{self, catalog};
 use iptables::parse::{parse, restore::tokenize, ParseOpts};
 use iptables::Rule;
 use nft::{Expr, Socket};
@@ -22,6 +23,8 @@ pub struct Snapshot {
     pub handles: HashMap<RuleId, u64>,
     /// Kernel handle of each chain.
     pub chain_handles: HashMap<String, u64>,
+    /// Catalog chunks of each rule whose text overflows its userdata.
+    pub overflow: HashMap<RuleId, u32>,
     /// Objects in our table that nfkeeper did not write (or cannot read),
     /// described for a warning.
     pub foreign: Vec<String>,
@@ -40,14 +43,16 @@ pub fn read_table(
         table: Table::new(family, kind),
         handles: HashMap::new(),
         chain_handles: HashMap::new(),
+        overflow: HashMap::new(),
         foreign: Vec::new(),
     };
     if !sock.tables(fam)?.iter().any(|t| t.name == tname) {
         return Ok(snap);
     }
     snap.exists = true;
+    // Filter by table here too: a dump request's table filter is advisory.
     let chains = sock.chains(fam, Some(&tname))?;
-    for c in &chains {
+    for c in chains.iter().filter(|c| c.table == tname) {
         if let Some(h) = c.handle {
             snap.chain_handles.insert(c.name.clone(), h);
         }
@@ -72,8 +77,29 @@ pub fn read_table(
             snap.foreign.push(format!("chain {}", c.name));
         }
     }
+    // Overflow texts: the catalog set, if the table has one.
+    let mut texts: HashMap<RuleId, Vec<(u32, String)>> = HashMap::new();
+    if sock
+        .sets(fam, Some(&tname))?
+        .iter()
+        .any(|s| s.table == tname && s.name == catalog::SET)
+    {
+        for e in sock.set_elems(fam, &tname, catalog::SET)? {
+            if let Some((id, n, t)) = e
+                .key
+                .as_deref()
+                .zip(e.userdata.as_deref())
+                .and_then(|(k, u)| catalog::parse(k, u))
+            {
+                texts.entry(id).or_default().push((n, t));
+            }
+        }
+    }
     let mut rules: Vec<(String, u64, Option<Vec<u8>>, Counters)> = Vec::new();
     sock.rules(fam, Some(&tname), None, |r| {
+        if r.table != tname {
+            return Ok(());
+        }
         let mut counters = Counters::default();
         for e in r.exprs() {
             if let Ok(Expr::Counter { bytes, packets }) = e {
@@ -89,10 +115,14 @@ pub fn read_table(
         Ok(())
     })?;
     for (chain, handle, ud, counters) in rules {
-        match rebuild(family, kind, &chain, ud.as_deref()) {
-            Some((id, rule)) => match snap.table.append_with_id(&chain, id, rule, counters) {
+        match rebuild(family, kind, &chain, ud.as_deref(), &mut texts) {
+            Some((id, rule, chunks)) => match snap.table.append_with_id(&chain, id, rule, counters)
+            {
                 Ok(id) => {
                     snap.handles.insert(id, handle);
+                    if chunks > 0 {
+                        snap.overflow.insert(id, chunks);
+                    }
                 }
                 Err(e) => snap
                     .foreign
@@ -106,19 +136,31 @@ pub fn read_table(
     Ok(snap)
 }
 
-/// The logical rule of a kernel rule from its userdata.
+/// The logical rule of a kernel rule from its userdata (and, for a long
+/// rule, its catalog chunks); also the number of chunks used.
 fn rebuild(
     family: Family,
     kind: TableKind,
     chain: &str,
     ud: Option<&[u8]>,
-) -> Option<(RuleId, Rule)> {
+    texts: &mut HashMap<RuleId, Vec<(u32, String)>>,
+) -> Option<(RuleId, Rule, u32)> {
     let d = userdata::decode(ud?).ok()?;
     let id = d.id?;
-    if d.continued.is_some() {
-        return None;
+    let mut text = d.text;
+    let mut chunks = 0;
+    if let Some(total) = d.continued {
+        let mut parts = texts.remove(&id)?;
+        parts.sort_by_key(|p| p.0);
+        chunks = parts.len() as u32;
+        for (_, t) in parts {
+            text.push_str(&t);
+        }
+        if text.len() != total as usize {
+            return None;
+        }
     }
-    let words = tokenize(&d.text).ok()?;
+    let words = tokenize(&text).ok()?;
     let mut argv: Vec<&str> = vec!["-A", chain];
     argv.extend(words.iter().map(String::as_str));
     let o = ParseOpts {
@@ -128,5 +170,5 @@ fn rebuild(
         prog: "nfkeeper",
     };
     let mut p = parse(&argv, o).ok()?;
-    (p.rules.len() == 1).then(|| (id, p.rules.remove(0)))
+    (p.rules.len() == 1).then(|| (id, p.rules.remove(0), chunks))
 }

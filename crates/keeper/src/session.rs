@@ -92,6 +92,9 @@ impl Session {
         for (name, h) in &s.chain_handles {
             ap.chain_handles.insert((kind, name.clone()), *h);
         }
+        for (id, n) in &s.overflow {
+            ap.overflow.insert((kind, *id), *n);
+        }
     }
 
     fn genid(&mut self) -> Result<u32, Error> {

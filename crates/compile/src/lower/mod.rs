@@ -255,19 +255,39 @@ impl AnonSet {
         s.key_len = Some(self.key_len);
         s.id = Some(id);
         s.size = Some(self.elems.len() as u32);
-        let elems = self
-            .elems
-            .iter()
-            .map(|(k, end)| {
-                let mut e = nft::SetElem::key(k);
-                e.key_end = end.clone();
-                e
-            })
-            .collect();
+        // Interval sets take each range as two elements: its start, and an
+        // end marker (flag INTERVAL_END) one past its last value; a range
+        // that runs to the top of the key space has no end marker.
+        let mut elems = Vec::with_capacity(self.elems.len() * 2);
+        for (k, end) in &self.elems {
+            elems.push(nft::SetElem::key(k));
+            if self.interval {
+                let hi = end.as_ref().unwrap_or(k);
+                if let Some(next) = be_increment(hi) {
+                    let mut e = nft::SetElem::key(&next);
+                    e.flags = Some(nft::setelem::F_INTERVAL_END);
+                    elems.push(e);
+                }
+            }
+        }
         let mut es = nft::SetElems::new(family, table, &name, elems);
         es.set_id = Some(id);
         (s, es)
     }
+}
+
+/// `v + 1` for a big-endian number, `None` on overflow (all ones).
+fn be_increment(v: &[u8]) -> Option<Vec<u8>> {
+    let mut out = v.to_vec();
+    for b in out.iter_mut().rev() {
+        if *b == 0xff {
+            *b = 0;
+        } else {
+            *b += 1;
+            return Some(out);
+        }
+    }
+    None
 }
 
 /// Renumber a rule's anonymous-set lookups: set index `i` becomes batch id

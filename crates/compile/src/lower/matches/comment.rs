@@ -1,12 +1,22 @@
-//! Lowering of `-m comment`: not written yet (placeholder; rules using it
-//! are rejected with a clear error until it is).
+//! Lowering of `-m comment`: no expression. The text travels in the rule's
+//! userdata as nftables' own comment (see `crate::userdata`).
 
-use crate::lower::{Cx, LowerError, Result};
+use crate::lower::{Cx, Result};
 use iptables::ext::matches::comment::Comment;
 
 pub fn lower(_: &Comment, _: &mut Cx) -> Result<()> {
-    Err(LowerError::not_native(
-        "-m comment",
-        "its lowering is not implemented yet",
-    ))
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::conntrack::tu::run;
+    use super::*;
+    use ruleset::Family;
+
+    #[test]
+    fn emits_nothing() {
+        let m = Comment { text: "x".into() };
+        assert_eq!(run(Family::Ipv6, |cx| lower(&m, cx)).unwrap(), vec![]);
+    }
 }

@@ -1,5 +1,8 @@
-//! Lowering of `-m frag`: not written yet (placeholder; rules using it
-//! are rejected with a clear error until it is).
+//! Lowering of `-m frag` (IPv6 fragment header): not native.
+//!
+//! ip6tables looks the fragment header up anywhere in the extension-header
+//! chain; nftables reaches it only with the exthdr expression (the
+//! transport offset skips it), which nfkeeper does not emit.
 
 use crate::lower::{Cx, LowerError, Result};
 use iptables::ext::matches::frag::Frag;
@@ -7,6 +10,29 @@ use iptables::ext::matches::frag::Frag;
 pub fn lower(_: &Frag, _: &mut Cx) -> Result<()> {
     Err(LowerError::not_native(
         "-m frag",
-        "its lowering is not implemented yet",
+        "IPv6 fragment-header fields (and its presence) need the exthdr expression",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::icmp::testutil::*;
+    use super::*;
+    use ruleset::Family;
+
+    #[test]
+    fn not_native() {
+        let m = Frag {
+            ids: (0, u32::MAX),
+            inv_ids: false,
+            len: None,
+            inv_len: false,
+            res: false,
+            first: false,
+            more: false,
+            last: true,
+        };
+        let e = run(Family::Ipv6, 0, |cx| lower(&m, cx)).unwrap_err();
+        assert!(e.to_string().contains("exthdr"), "{e}");
+    }
 }

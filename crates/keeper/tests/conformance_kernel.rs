@@ -1,0 +1,217 @@
+//! The iptables 1.8.11 rule vectors through the kernel: every OK vector of a
+//! supported module is appended in direct mode (one transaction), read back
+//! from the kernel (rule userdata) and must save exactly as the vector
+//! expects. Vectors whose lowering has no native form yet are counted, not
+//! failed; a kernel rejection of a lowered rule is a failure.
+//!
+//! Runs in a private network namespace (checked); skips without root.
+
+use iptables::parse::{parse, restore::tokenize, Command, ParseOpts};
+use iptables::print::save::{save_rule_body, CounterStyle};
+use keeper::plan::KernelApply;
+use keeper::read::read_table;
+use nft::Socket;
+use ruleset::{Counters, Family, TableKind};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIP: kernel test needs root");
+        return None;
+    }
+    std::thread::spawn(move || {
+        let before = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        // SAFETY: unshare only changes this thread's namespaces.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            eprintln!(
+                "SKIP: unshare(CLONE_NEWNET): {}",
+                std::io::Error::last_os_error()
+            );
+            return None;
+        }
+        let after = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        assert!(
+            before.is_some() && before != after,
+            "not in a new netns; aborting"
+        );
+        Some(f())
+    })
+    .join()
+    .expect("netns thread panicked")
+}
+
+#[derive(Default)]
+struct Tally {
+    ok: usize,
+    equal: usize,
+    not_native: usize,
+}
+
+#[test]
+fn conformance_vectors_round_trip_through_the_kernel() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/conformance/iptables-1.8.11/extensions");
+    if !dir.is_dir() {
+        eprintln!("SKIP: conformance vectors not found");
+        return;
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".t"))
+        .collect();
+    files.sort();
+    let res = in_netns(move || {
+        let mut sock = Socket::open().expect("netlink");
+        let mut tally: BTreeMap<String, Tally> = BTreeMap::new();
+        let mut failures = Vec::new();
+        for file in &files {
+            let fams: &[Family] = if file.starts_with("libxt_") {
+                &[Family::Ipv4, Family::Ipv6]
+            } else if file.starts_with("libip6t_") {
+                &[Family::Ipv6]
+            } else {
+                &[Family::Ipv4]
+            };
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            for &family in fams {
+                let mut chains: Vec<String> = Vec::new();
+                let mut table = TableKind::Filter;
+                for (n, line) in text.lines().enumerate() {
+                    if let Some(c) = line.strip_prefix(':') {
+                        chains = c.split(',').map(str::to_string).collect();
+                        continue;
+                    }
+                    if let Some(t) = line.strip_prefix('*') {
+                        table = TableKind::from_name(t.trim()).unwrap_or(TableKind::Filter);
+                        continue;
+                    }
+                    let item: Vec<&str> = line.split(';').collect();
+                    if item.len() < 3
+                        || item[2] != "OK"
+                        || item.get(3).is_some()
+                        || line.starts_with('#')
+                    {
+                        continue;
+                    }
+                    let Ok(words) = tokenize(item[0]) else {
+                        continue;
+                    };
+                    for chain in &chains {
+                        let mut argv: Vec<&str> = vec!["-A", chain];
+                        argv.extend(words.iter().map(String::as_str));
+                        let o = ParseOpts {
+                            family,
+                            restore: true,
+                            table: Some(table),
+                            prog: "iptables",
+                        };
+                        // Only vectors of supported modules parse; the syntax
+                        // conformance test covers the rest.
+                        let Ok(parsed) = parse(&argv, o) else {
+                            continue;
+                        };
+                        if !matches!(parsed.command, Command::Append(_)) || parsed.rules.len() != 1
+                        {
+                            continue;
+                        }
+                        let t = tally.entry(file.clone()).or_default();
+                        t.ok += 1;
+                        let mut want = String::new();
+                        save_rule_body(
+                            &mut want,
+                            family,
+                            &parsed.rules[0],
+                            Counters::default(),
+                            CounterStyle::None,
+                        );
+                        // Fresh table state for each vector.
+                        let mut snap = read_table(&mut sock, family, table).expect("read");
+                        let mut ap = KernelApply::new(family, sock.batch(None));
+                        if snap.exists {
+                            ap.present.insert(table);
+                            let fam = compile::layout::nft_family(family);
+                            ap.batch.delete(
+                                &nft::Table::new(fam, &compile::layout::table_name(table)),
+                                0,
+                            );
+                            ap.present.remove(&table);
+                            snap.table = ruleset::Table::new(family, table);
+                        }
+                        let mut out = String::new();
+                        match ap.run(table, &mut snap.table, parsed, &mut out) {
+                            Ok(()) => {}
+                            Err(e) if e.msg.contains("no native nftables form") => {
+                                t.not_native += 1;
+                                continue;
+                            }
+                            Err(e) => {
+                                failures.push(format!(
+                                    "{file}:{} [{family:?} {chain}] model: {e}",
+                                    n + 1
+                                ));
+                                continue;
+                            }
+                        }
+                        let rep = sock.commit(&mut ap.batch).expect("commit");
+                        if !rep.outcome.is_ok() {
+                            failures.push(format!(
+                                "{file}:{} [{family:?} {chain}] kernel rejected `{}`: {:?}",
+                                n + 1,
+                                item[0],
+                                rep.outcome.errors
+                            ));
+                            continue;
+                        }
+                        let back = read_table(&mut sock, family, table).expect("read back");
+                        let got = back
+                            .table
+                            .rules(chain)
+                            .ok()
+                            .and_then(|mut it| {
+                                it.next().map(|r| {
+                                    let mut s = String::new();
+                                    save_rule_body(
+                                        &mut s,
+                                        family,
+                                        r.body,
+                                        Counters::default(),
+                                        CounterStyle::None,
+                                    );
+                                    s
+                                })
+                            })
+                            .unwrap_or_default();
+                        if got == want && back.foreign.is_empty() {
+                            t.equal += 1;
+                        } else {
+                            failures.push(format!(
+                                "{file}:{} [{family:?} {chain}]\n    want:{want}\n    got: {got}\n    foreign: {:?}",
+                                n + 1,
+                                back.foreign
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        (tally, failures)
+    });
+    let Some((tally, failures)) = res else { return };
+    println!(
+        "\n{:<24} {:>6} {:>8} {:>10}",
+        "file", "ok", "in+out", "not-native"
+    );
+    for (f, t) in &tally {
+        println!("{:<24} {:>6} {:>8} {:>10}", f, t.ok, t.equal, t.not_native);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
