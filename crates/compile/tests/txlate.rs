@@ -130,11 +130,13 @@ fn vectors(dir: &PathBuf) -> Vec<Vector> {
 
 /// Renderings that differ only between nft versions (the local nft 1.0.6
 /// against the translations, written for newer nft): counters with values,
-/// decimal masks, an explicit `==`.
+/// decimal masks, an explicit `==`, `gt`/`lt` words.
 fn normalise(s: &str) -> String {
     s.replace("counter packets 0 bytes 0", "counter")
         .replace("& 8191 ", "& 0x1fff ")
         .replace(" == ", " ")
+        .replace(" gt ", " > ")
+        .replace(" lt ", " < ")
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -232,22 +234,19 @@ fn txlate_vectors_in_the_kernel() {
             let fam = layout::nft_family(v.family);
             let tname = layout::table_name(v.table);
             let mut b = sock.batch(None);
+            // A fresh table per vector: add (so the delete finds it), delete,
+            // recreate.
             b.add(&Table::new(fam, &tname), 1);
-            // A fresh table per vector: delete and recreate the chain.
-            let Some(bc) = layout::base_chain(v.table, &v.chain) else {
-                // e.g. libip6t_hl's lowercase `postrouting`: not a chain of ours.
-                notes.push(format!(
-                    "{}:{} skipped: chain {} is not a built-in chain",
-                    v.file, v.line, v.chain
-                ));
-                continue;
-            };
             b.delete(&Table::new(fam, &tname), 1);
             b.add(&Table::new(fam, &tname), 1);
-            b.add(
-                &Chain::base(fam, &tname, bc.name, bc.chain_type, bc.hook, bc.priority, 1),
-                1,
-            );
+            // Lowercase chains (`prerouting`) are user chains to iptables.
+            match layout::base_chain(v.table, &v.chain) {
+                Some(bc) => b.add(
+                    &Chain::base(fam, &tname, bc.name, bc.chain_type, bc.hook, bc.priority, 1),
+                    1,
+                ),
+                None => b.add(&Chain::new(fam, &tname, &v.chain), 1),
+            };
             if let iptables::Target::Jump(c) | iptables::Target::Goto(c) = &rule.target {
                 b.add(&Chain::new(fam, &tname, c), 1);
             }

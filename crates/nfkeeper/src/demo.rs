@@ -96,7 +96,9 @@ pub fn demo(args: &[String]) -> i32 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
     let print = args.iter().any(|a| a == "--print");
-    eprintln!("nfkeeper demo: in-memory model only (the kernel is not touched)\n");
+    eprintln!(
+        "nfkeeper demo: the model in memory, then the kernel of a private network namespace\n"
+    );
     let t = Instant::now();
     let cf = workload::cloud_foundry(n);
     let kp = workload::kube_proxy(n);
@@ -116,13 +118,103 @@ pub fn demo(args: &[String]) -> i32 {
     if a != 0 {
         return a;
     }
-    load_and_save(
+    let b = load_and_save(
         &kp,
         Family::Ipv4,
         false,
         print,
         "kube-proxy shape (comments, statistic, DNAT, MARK)",
-    )
+    );
+    if b != 0 {
+        return b;
+    }
+    kernel_round(&cf, n)
+}
+
+/// Restore the Cloud Foundry ruleset into the kernel of a fresh network
+/// namespace (this process's thread only; checked), append one rule, delete
+/// it by spec, and save everything back — each step one transaction.
+fn kernel_round(cf: &str, n: usize) -> i32 {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("\nkernel round skipped: needs root (it runs in a private network namespace)");
+        return 0;
+    }
+    let cf = cf.to_string();
+    let r = std::thread::spawn(move || -> Result<(), String> {
+        let before = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        // SAFETY: unshare only changes this thread's namespaces.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return Err(format!(
+                "unshare(CLONE_NEWNET): {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let after = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        if before.is_none() || before == after {
+            return Err("not in a private network namespace; not touching the kernel".into());
+        }
+        let mut s = keeper::Session::open(Family::Ipv4).map_err(|e| e.to_string())?;
+        let o = RestoreOpts {
+            family: Family::Ipv4,
+            noflush: false,
+            counters: false,
+            test: false,
+            table: None,
+            prog: "nfkeeper",
+        };
+        eprintln!("\nkernel (private network namespace, nftables table ip nfkeeper_filter):");
+        let t = Instant::now();
+        s.restore(&cf, &o).map_err(|e| e.render("nfkeeper"))?;
+        eprintln!(
+            "  restore {n} rules, one transaction: {:>9.1} ms",
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        let run = |s: &mut keeper::Session, words: &[&str]| -> Result<f64, String> {
+            let po = iptables::parse::ParseOpts {
+                family: Family::Ipv4,
+                restore: false,
+                table: None,
+                prog: "iptables",
+            };
+            let p = iptables::parse::parse(words, po).map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            s.iptables(p).map_err(|e| e.to_string())?;
+            Ok(t.elapsed().as_secs_f64() * 1e3)
+        };
+        let rule = ["FORWARD", "-s", "192.0.2.1", "-j", "ACCEPT"];
+        let a = run(&mut s, &[&["-A"][..], &rule[..]].concat())?;
+        eprintln!("  iptables -A (reads the table, one transaction): {a:>9.1} ms");
+        let d = run(&mut s, &[&["-D"][..], &rule[..]].concat())?;
+        eprintln!("  iptables -D by spec:                            {d:>9.1} ms");
+        let t = Instant::now();
+        let text = s
+            .save(false, None, String::new, String::new)
+            .map_err(|e| e.to_string())?;
+        eprintln!(
+            "  iptables-save (rules rebuilt from kernel userdata): {:>9.1} ms, {} rules, {}",
+            t.elapsed().as_secs_f64() * 1e3,
+            text.lines().filter(|l| l.starts_with("-A ")).count(),
+            if normalise(&text) == normalise(&cf) {
+                "identical to the input"
+            } else {
+                "DIFFERS from the input"
+            }
+        );
+        Ok(())
+    })
+    .join();
+    match r {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            eprintln!("kernel round failed: {e}");
+            1
+        }
+        Err(_) => {
+            eprintln!("kernel round panicked");
+            1
+        }
+    }
 }
 
 /// `nfkeeper load [-6] [-c] [--quiet] FILE`.

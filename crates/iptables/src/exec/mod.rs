@@ -12,7 +12,9 @@ use std::fmt::Write;
 
 pub mod restore;
 
-pub use restore::{restore, restore_with, Apply, ModelOnly, RestoreError, RestoreOpts, RestoreStats};
+pub use restore::{
+    restore, restore_with, Apply, ModelOnly, RestoreError, RestoreOpts, RestoreStats,
+};
 
 /// Which operation failed, to pick iptables' wording for a model error.
 #[derive(Clone, Copy)]

@@ -15,12 +15,27 @@ pub fn ports(cx: &mut Cx, off: u32, (lo, hi): (u16, u16), inv: bool) {
     cx.range(&lo.to_be_bytes(), &hi.to_be_bytes(), inv);
 }
 
+/// The kernel's tcp/udp matches never match a non-first fragment, even with
+/// no port or flag test. Loading a transport-header field has the same
+/// effect in nftables (the load stops the rule on such fragments), so a
+/// match that tests nothing else loads the source port with an
+/// always-true range.
+pub fn fragment_guard(cx: &mut Cx) {
+    cx.th(0, 2);
+    cx.range(&[0, 0], &[0xff, 0xff], false);
+}
+
 pub fn lower(m: &Tcp, cx: &mut Cx) -> Result<()> {
     if m.option != 0 || m.inv_option {
         return Err(LowerError::not_native(
             "-m tcp --tcp-option",
             "TCP option matching needs the exthdr expression",
         ));
+    }
+    let full = |r: (u16, u16), inv: bool| r == (0, 65535) && !inv;
+    if full(m.spts, m.inv_sport) && full(m.dpts, m.inv_dport) && m.flg_mask == 0 && !m.inv_flags {
+        fragment_guard(cx);
+        return Ok(());
     }
     ports(cx, 0, m.spts, m.inv_sport);
     ports(cx, 2, m.dpts, m.inv_dport);

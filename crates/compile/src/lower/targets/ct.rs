@@ -1,12 +1,158 @@
-//! Lowering of `-j CT`: not written yet (placeholder; rules using it
-//! are rejected with a clear error until it is).
+//! Lowering of `-j CT`.
+//!
+//! - `--notrack`: the `notrack` expression (xt_CT ignores every other option
+//!   then).
+//! - `--zone[-orig|-reply] N`: `ct [original|reply] zone set N`, which, like
+//!   the xt_CT template, gives the conntrack created for this packet the
+//!   zone (and does nothing to a packet that already has one). Zone 0 in any
+//!   direction is the default zone, so it lowers to nothing.
+//! - `--zone[-orig|-reply] mark`: `ct zone set meta mark`; the kernel takes
+//!   the zone id as the low 16 bits of the mark, which are the first two
+//!   bytes of the 32-bit host-order register only on little-endian hosts.
+//! - `--helper`, `--timeout`: need ct helper / ct timeout objects and the
+//!   objref expression, which `nft::Expr` lacks.
+//! - `--ctevents`, `--expevents`: no native form: `ct event set` changes
+//!   the event mask of an existing conntrack only (in the raw table there is
+//!   none yet, while xt_CT puts the mask on the template), and there is no
+//!   expectation-event mask at all.
 
+use super::mark::{imm, load, MarkOf};
 use crate::lower::{Cx, LowerError, Result};
-use iptables::ext::targets::ct::Ct;
+use iptables::ext::targets::ct::{Ct, ZoneDir};
+use nft::expr::{ct, reg};
+use nft::Expr;
 
-pub fn lower(_: &Ct, _: &mut Cx) -> Result<()> {
-    Err(LowerError::not_native(
-        "-j CT",
-        "its lowering is not implemented yet",
-    ))
+pub fn lower(t: &Ct, cx: &mut Cx) -> Result<()> {
+    if t.notrack {
+        cx.push(Expr::Notrack);
+        return Ok(());
+    }
+    if !t.helper.is_empty() {
+        return Err(LowerError::not_native(
+            format!("-j CT --helper {}", t.helper),
+            "assigning a helper needs a ct helper object and the objref \
+             expression, which nft::Expr lacks",
+        ));
+    }
+    if !t.timeout.is_empty() {
+        return Err(LowerError::not_native(
+            format!("-j CT --timeout {}", t.timeout),
+            "a timeout policy needs a ct timeout object and the objref \
+             expression, which nft::Expr lacks",
+        ));
+    }
+    if t.ct_events != 0 || t.exp_events != 0 {
+        return Err(LowerError::not_native(
+            "-j CT --ctevents/--expevents",
+            "ct event set only changes an existing conntrack's event mask \
+             (xt_CT sets it on the template before the conntrack exists) and \
+             nftables has no expectation-event mask",
+        ));
+    }
+    let dir = match t.zone_dir {
+        ZoneDir::Both => None,
+        ZoneDir::Orig => Some(0),
+        ZoneDir::Reply => Some(1),
+    };
+    if t.zone_mark {
+        if cfg!(target_endian = "big") {
+            return Err(LowerError::not_native(
+                "-j CT --zone mark",
+                "on a big-endian host the low 16 bits of the mark are not the \
+                 bytes ct zone set reads, and shifting needs a bitwise shift",
+            ));
+        }
+        load(cx, MarkOf::Packet);
+    } else if t.zone == 0 {
+        return Ok(());
+    } else {
+        imm(cx, &t.zone.to_ne_bytes());
+    }
+    cx.push(Expr::CtSet {
+        key: ct::ZONE,
+        sreg: reg::R1,
+        dir,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::mark::tu::{ct_set, imm, meta, run};
+    use super::*;
+    use nft::expr::meta;
+    use ruleset::Family;
+
+    fn zone(zone: u16, mark: bool, dir: ZoneDir) -> Ct {
+        Ct {
+            zone,
+            zone_mark: mark,
+            zone_dir: dir,
+            ..Ct::default()
+        }
+    }
+
+    #[test]
+    fn forms() {
+        let z = ct::ZONE;
+        let cases: Vec<(Ct, Vec<Expr>)> = vec![
+            (
+                Ct {
+                    notrack: true,
+                    helper: "ftp".into(),
+                    ..Ct::default()
+                },
+                vec![Expr::Notrack],
+            ),
+            (Ct::default(), vec![]),
+            (zone(0, false, ZoneDir::Orig), vec![]),
+            (
+                zone(1, false, ZoneDir::Both),
+                vec![imm(1, &1u16.to_ne_bytes()), ct_set(z, None)],
+            ),
+            (
+                zone(65535, false, ZoneDir::Orig),
+                vec![imm(1, &[0xff, 0xff]), ct_set(z, Some(0))],
+            ),
+            (
+                zone(7, false, ZoneDir::Reply),
+                vec![imm(1, &7u16.to_ne_bytes()), ct_set(z, Some(1))],
+            ),
+            (
+                zone(0, true, ZoneDir::Reply),
+                vec![meta(meta::MARK), ct_set(z, Some(1))],
+            ),
+        ];
+        for (t, want) in cases {
+            for fam in [Family::Ipv4, Family::Ipv6] {
+                assert_eq!(run(fam, |cx| lower(&t, cx)).unwrap(), want, "{t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn not_native() {
+        for t in [
+            Ct {
+                helper: "ftp".into(),
+                ..Ct::default()
+            },
+            Ct {
+                timeout: "t".into(),
+                ..Ct::default()
+            },
+            Ct {
+                ct_events: 1,
+                ..Ct::default()
+            },
+            Ct {
+                exp_events: 1,
+                zone: 3,
+                ..Ct::default()
+            },
+        ] {
+            let e = run(Family::Ipv4, |cx| lower(&t, cx)).unwrap_err();
+            assert!(matches!(e, LowerError::NotNative { .. }), "{t:?}");
+        }
+    }
 }

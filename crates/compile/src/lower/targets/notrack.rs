@@ -1,12 +1,28 @@
-//! Lowering of `-j NOTRACK`: not written yet (placeholder; rules using it
-//! are rejected with a clear error until it is).
+//! Lowering of `-j NOTRACK`: the `notrack` expression (both leave an
+//! untracked packet's conntrack alone and mark others untracked).
 
-use crate::lower::{Cx, LowerError, Result};
+use crate::lower::{Cx, Result};
 use iptables::ext::targets::notrack::Notrack;
+use nft::Expr;
 
-pub fn lower(_: &Notrack, _: &mut Cx) -> Result<()> {
-    Err(LowerError::not_native(
-        "-j NOTRACK",
-        "its lowering is not implemented yet",
-    ))
+pub fn lower(_: &Notrack, cx: &mut Cx) -> Result<()> {
+    cx.push(Expr::Notrack);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::mark::tu::run;
+    use super::*;
+    use ruleset::Family;
+
+    #[test]
+    fn notrack() {
+        for fam in [Family::Ipv4, Family::Ipv6] {
+            assert_eq!(
+                run(fam, |cx| lower(&Notrack, cx)).unwrap(),
+                vec![Expr::Notrack]
+            );
+        }
+    }
 }
