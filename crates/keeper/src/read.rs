@@ -30,11 +30,35 @@ pub struct Snapshot {
     pub foreign: Vec<String>,
 }
 
-/// Read table `kind` of `family`.
+/// How much of a table a command needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything (listings of all chains, -X, -E, -Z, restore).
+    Table,
+    /// The chains, no rules (-A, -I at the head, -N, -P): O(chains).
+    Chains,
+    /// The chains and the rules of one chain (-D, -R, -I N, -S CHAIN):
+    /// O(chains + rules of that chain).
+    Chain(String),
+}
+
+/// Read table `kind` of `family`, all of it.
 pub fn read_table(
     sock: &mut Socket,
     family: Family,
     kind: TableKind,
+) -> Result<Snapshot, nft::Error> {
+    read_scoped(sock, family, kind, &Scope::Table)
+}
+
+/// Read what `scope` asks for. With a partial scope the model holds only
+/// part of the table, so new rule ids start at a random 62-bit base: unique
+/// against the ids of rules that were not read (collision odds ~n²/2⁶³).
+pub fn read_scoped(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+    scope: &Scope,
 ) -> Result<Snapshot, nft::Error> {
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
@@ -95,9 +119,23 @@ pub fn read_table(
             }
         }
     }
+    if *scope != Scope::Table {
+        use std::hash::{BuildHasher, Hasher};
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        snap.table.set_next_id((random >> 2) | (1 << 61));
+    }
+    if *scope == Scope::Chains {
+        return Ok(snap);
+    }
+    let only = match scope {
+        Scope::Chain(c) => Some(c.as_str()),
+        _ => None,
+    };
     let mut rules: Vec<(String, u64, Option<Vec<u8>>, Counters)> = Vec::new();
-    sock.rules(fam, Some(&tname), None, |r| {
-        if r.table != tname {
+    sock.rules(fam, Some(&tname), only, |r| {
+        if r.table != tname || only.is_some_and(|c| c != r.chain) {
             return Ok(());
         }
         let mut counters = Counters::default();

@@ -5,8 +5,9 @@
 //! cleanly instead of being overwritten.
 
 use crate::plan::{KernelApply, Loc};
-use crate::read::{read_table, Snapshot};
+use crate::read::{read_scoped, Scope, Snapshot};
 use iptables::exec::{restore_with, save_table, RestoreError, RestoreOpts, RestoreStats};
+use iptables::parse::Command;
 use iptables::parse::Parsed;
 use iptables::{Error, Rule};
 use nft::Socket;
@@ -61,6 +62,30 @@ fn errno_err(errno: i32) -> Error {
     }
 }
 
+/// What a command must read: appends and head inserts only need the chain
+/// names; commands that address rules of one chain read that chain; the
+/// rest (listings of everything, -L with its reference counts, -X, -E, -Z,
+/// -F of everything) read the table.
+pub fn scope(c: &Command) -> Scope {
+    match c {
+        Command::Append(_) | Command::Insert(_, 1) | Command::NewChain(_) | Command::Policy(..) => {
+            Scope::Chains
+        }
+        Command::Insert(ch, _)
+        | Command::Replace(ch, _)
+        | Command::Delete(ch)
+        | Command::DeleteNum(ch, _)
+        | Command::Check(ch)
+        | Command::Flush(Some(ch))
+        | Command::ListRules {
+            chain: Some(ch),
+            zero: false,
+            ..
+        } => Scope::Chain(ch.clone()),
+        _ => Scope::Table,
+    }
+}
+
 impl Session {
     pub fn open(family: Family) -> Result<Session, Error> {
         let sock = Socket::open().map_err(kernel_err)?;
@@ -72,7 +97,11 @@ impl Session {
     }
 
     fn read(&mut self, kind: TableKind) -> Result<Snapshot, Error> {
-        let s = read_table(&mut self.sock, self.family, kind).map_err(kernel_err)?;
+        self.read_in(kind, &Scope::Table)
+    }
+
+    fn read_in(&mut self, kind: TableKind, scope: &Scope) -> Result<Snapshot, Error> {
+        let s = read_scoped(&mut self.sock, self.family, kind, scope).map_err(kernel_err)?;
         for f in &s.foreign {
             self.warnings.push(format!(
                 "Warning: table {}: {f} was not written by nfkeeper; left as is",
@@ -117,11 +146,12 @@ impl Session {
         Ok(())
     }
 
-    /// Run one parsed iptables command; returns its stdout.
+    /// Run one parsed iptables command; returns its stdout. Reads only what
+    /// the command needs (see [`scope`]).
     pub fn iptables(&mut self, p: Parsed) -> Result<String, Error> {
         let genid = self.genid()?;
         let kind = p.table;
-        let mut snap = self.read(kind)?;
+        let mut snap = self.read_in(kind, &scope(&p.command))?;
         let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
         Self::remember(&mut ap, kind, &snap);
         let mut out = String::new();

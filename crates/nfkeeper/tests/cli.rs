@@ -71,10 +71,16 @@ enum Mode<'a> {
 
 fn run_scenario(path: &Path, mode: Mode) -> Vec<String> {
     let text = std::fs::read_to_string(path).expect("read scenario");
+    // One directory per (scenario, mode): the offline and kernel runs go
+    // on in parallel threads of this process.
     let dir = std::env::temp_dir().join(format!(
-        "nfk-cli-{}-{}",
+        "nfk-cli-{}-{}-{}",
         std::process::id(),
-        path.file_stem().unwrap().to_string_lossy()
+        path.file_stem().unwrap().to_string_lossy(),
+        match mode {
+            Mode::Offline => "offline",
+            Mode::Kernel(_) => "kernel",
+        }
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("tmp dir");

@@ -639,6 +639,13 @@ impl<R: RuleBody> Table<R> {
     }
 
     /// Rules in all chains. O(1).
+    /// Hand out ids from at least `next` on (never lowers the allocator).
+    /// A caller that holds only part of a table (the rest lives in the
+    /// kernel) starts its ids far from any the table may already use.
+    pub fn set_next_id(&mut self, next: u64) {
+        self.next_id = self.next_id.max(next);
+    }
+
     /// Make room for `additional` more rules without rehashing or moving
     /// (a restore of a known size calls this once). O(current size) at most.
     pub fn reserve(&mut self, additional: usize) {
