@@ -35,8 +35,9 @@ pub struct Snapshot {
 pub enum Scope {
     /// Everything (listings of all chains, -X, -E, -Z, restore).
     Table,
-    /// The chains, no rules (-A, -I at the head, -N, -P): O(chains).
-    Chains,
+    /// Only the named chains, each fetched by name, no rules (-A, -I at the
+    /// head, -N, -P): O(1) kernel requests, independent of the table size.
+    Names(Vec<String>),
     /// The chains and the rules of one chain (-D, -R, -I N, -S CHAIN):
     /// O(chains + rules of that chain).
     Chain(String),
@@ -70,12 +71,27 @@ pub fn read_scoped(
         overflow: HashMap::new(),
         foreign: Vec::new(),
     };
-    if !sock.tables(fam)?.iter().any(|t| t.name == tname) {
+    let exists = match scope {
+        Scope::Names(_) => sock.get(&nft::Table::new(fam, &tname))?.is_some(),
+        _ => sock.tables(fam)?.iter().any(|t| t.name == tname),
+    };
+    if !exists {
         return Ok(snap);
     }
     snap.exists = true;
     // Filter by table here too: a dump request's table filter is advisory.
-    let chains = sock.chains(fam, Some(&tname))?;
+    let chains = match scope {
+        Scope::Names(names) => {
+            let mut v = Vec::new();
+            for n in names {
+                if let Some(c) = sock.get(&nft::Chain::new(fam, &tname, n))? {
+                    v.push(c);
+                }
+            }
+            v
+        }
+        _ => sock.chains(fam, Some(&tname))?,
+    };
     for c in chains.iter().filter(|c| c.table == tname) {
         if let Some(h) = c.handle {
             snap.chain_handles.insert(c.name.clone(), h);
@@ -126,7 +142,7 @@ pub fn read_scoped(
             .finish();
         snap.table.set_next_id((random >> 2) | (1 << 61));
     }
-    if *scope == Scope::Chains {
+    if let Scope::Names(_) = scope {
         return Ok(snap);
     }
     let only = match scope {

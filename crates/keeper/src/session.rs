@@ -62,14 +62,26 @@ fn errno_err(errno: i32) -> Error {
     }
 }
 
-/// What a command must read: appends and head inserts only need the chain
-/// names; commands that address rules of one chain read that chain; the
-/// rest (listings of everything, -L with its reference counts, -X, -E, -Z,
-/// -F of everything) read the table.
-pub fn scope(c: &Command) -> Scope {
-    match c {
-        Command::Append(_) | Command::Insert(_, 1) | Command::NewChain(_) | Command::Policy(..) => {
-            Scope::Chains
+/// What a command must read: appends and head inserts only need their chain
+/// and jump target (fetched by name); commands that address rules of one
+/// chain read that chain; the rest (listings of everything, -L with its
+/// reference counts, -X, -E, -Z, -F of everything) read the table.
+pub fn scope(p: &Parsed) -> Scope {
+    use ruleset::RuleBody;
+    match &p.command {
+        Command::Append(ch)
+        | Command::Insert(ch, 1)
+        | Command::NewChain(ch)
+        | Command::Policy(ch, ..) => {
+            let mut names = vec![ch.clone()];
+            for r in &p.rules {
+                if let Some(t) = r.jump_target() {
+                    if !names.iter().any(|n| n == t) {
+                        names.push(t.to_string());
+                    }
+                }
+            }
+            Scope::Names(names)
         }
         Command::Insert(ch, _)
         | Command::Replace(ch, _)
@@ -151,7 +163,7 @@ impl Session {
     pub fn iptables(&mut self, p: Parsed) -> Result<String, Error> {
         let genid = self.genid()?;
         let kind = p.table;
-        let mut snap = self.read_in(kind, &scope(&p.command))?;
+        let mut snap = self.read_in(kind, &scope(&p))?;
         let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
         Self::remember(&mut ap, kind, &snap);
         let mut out = String::new();

@@ -184,7 +184,7 @@ fn kernel_round(cf: &str, n: usize) -> i32 {
         };
         let rule = ["FORWARD", "-s", "192.0.2.1", "-j", "ACCEPT"];
         let a = run(&mut s, &[&["-A"][..], &rule[..]].concat())?;
-        eprintln!("  iptables -A (reads the table, one transaction): {a:>9.1} ms");
+        eprintln!("  iptables -A (reads chain names, one transaction):{a:>9.1} ms");
         let d = run(&mut s, &[&["-D"][..], &rule[..]].concat())?;
         eprintln!("  iptables -D by spec:                            {d:>9.1} ms");
         let t = Instant::now();

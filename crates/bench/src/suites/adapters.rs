@@ -49,7 +49,7 @@ pub trait Adapter {
 
 /// The adapters of the given names (all baselines when empty), in order.
 pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
-    let all = ["iptables-legacy", "iptables-nft", "nft"];
+    let all = ["nfkeeper", "iptables-legacy", "iptables-nft", "nft"];
     let want: Vec<&str> = if names.is_empty() {
         all.to_vec()
     } else {
@@ -58,6 +58,7 @@ pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
     want.into_iter()
         .map(|n| -> Result<Box<dyn Adapter>, String> {
             match n {
+                "nfkeeper" => Ok(Box::new(Iptables::nfkeeper())),
                 "iptables-legacy" => Ok(Box::new(Iptables::legacy())),
                 "iptables-nft" => Ok(Box::new(Iptables::nft())),
                 "nft" => Ok(Box::new(Nft)),
@@ -97,33 +98,68 @@ fn empty_tables() -> Ruleset {
     }
 }
 
-/// `iptables-legacy` or `iptables-nft`.
+/// `iptables-legacy`, `iptables-nft`, or nfkeeper's direct mode (same
+/// command lines, through `nfkeeper iptables …`).
 pub struct Iptables {
     name: &'static str,
-    bin: &'static str,
-    restore: &'static str,
+    /// The program and leading words of a command (`iptables-nft`, or
+    /// `/path/nfkeeper iptables`).
+    bin: Vec<String>,
+    restore: Vec<String>,
+    /// Takes `-w` (the xtables lock); nfkeeper serialises through the kernel.
+    wait: bool,
+}
+
+/// The nfkeeper binary to measure: $NFKEEPER_BIN, else `nfkeeper` next to
+/// this program (cargo puts both in target/release), else on $PATH.
+fn nfkeeper_bin() -> String {
+    if let Some(p) = std::env::var_os("NFKEEPER_BIN") {
+        return p.to_string_lossy().into_owned();
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join("nfkeeper")))
+        .filter(|p| p.is_file())
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "nfkeeper".into())
 }
 
 impl Iptables {
     pub fn legacy() -> Iptables {
         Iptables {
             name: "iptables-legacy",
-            bin: "iptables-legacy",
-            restore: "iptables-legacy-restore",
+            bin: vec!["iptables-legacy".into()],
+            restore: vec!["iptables-legacy-restore".into()],
+            wait: true,
         }
     }
 
     pub fn nft() -> Iptables {
         Iptables {
             name: "iptables-nft",
-            bin: "iptables-nft",
-            restore: "iptables-nft-restore",
+            bin: vec!["iptables-nft".into()],
+            restore: vec!["iptables-nft-restore".into()],
+            wait: true,
+        }
+    }
+
+    pub fn nfkeeper() -> Iptables {
+        let b = nfkeeper_bin();
+        Iptables {
+            name: "nfkeeper",
+            bin: vec![b.clone(), "iptables".into()],
+            restore: vec![b, "iptables-restore".into()],
+            wait: false,
         }
     }
 
     fn cmd(&self, t: Table, words: &[&str]) -> Cmd {
-        let mut v = vec![self.bin, "-w", "-t", t.name()];
-        v.extend_from_slice(words);
+        let mut v: Vec<String> = self.bin.clone();
+        if self.wait {
+            v.push("-w".into());
+        }
+        v.extend(["-t", t.name()].iter().map(|s| s.to_string()));
+        v.extend(words.iter().map(|s| s.to_string()));
         Cmd::new(v)
     }
 
@@ -134,9 +170,12 @@ impl Iptables {
     }
 
     fn restore_cmd(&self, rs: &Ruleset, noflush: bool) -> Cmd {
-        let mut argv = vec![self.restore, "-w"];
+        let mut argv: Vec<String> = self.restore.clone();
+        if self.wait {
+            argv.push("-w".into());
+        }
         if noflush {
-            argv.push("--noflush");
+            argv.push("--noflush".into());
         }
         Cmd::new(argv).with_stdin(rs.iptables_text(noflush))
     }
@@ -148,8 +187,13 @@ impl Adapter for Iptables {
     }
 
     fn available(&self) -> Result<String, String> {
-        version(self.restore, "iptables")?;
-        version(self.bin, "iptables")
+        let package = if self.name == "nfkeeper" {
+            "nfkeeper (cargo build --release -p nfkeeper)"
+        } else {
+            "iptables"
+        };
+        version(&self.restore[0], package)?;
+        version(&self.bin[0], package)
     }
 
     fn commands(&self, op: &Op) -> Option<Vec<Cmd>> {
