@@ -14,33 +14,7 @@ use nft::Socket;
 use ruleset::{Counters, Family, TableKind};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-
-fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIP: kernel test needs root");
-        return None;
-    }
-    std::thread::spawn(move || {
-        let before = std::fs::read_link("/proc/thread-self/ns/net").ok();
-        // SAFETY: unshare only changes this thread's namespaces.
-        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-            eprintln!(
-                "SKIP: unshare(CLONE_NEWNET): {}",
-                std::io::Error::last_os_error()
-            );
-            return None;
-        }
-        let after = std::fs::read_link("/proc/thread-self/ns/net").ok();
-        assert!(
-            before.is_some() && before != after,
-            "not in a new netns; aborting"
-        );
-        Some(f())
-    })
-    .join()
-    .expect("netns thread panicked")
-}
+use testkit::in_netns;
 
 #[derive(Default)]
 struct Tally {

@@ -184,8 +184,7 @@ impl Drop for Netns {
 /// direct mode must print, fail and exit exactly like the offline model.
 #[test]
 fn cli_scenarios_in_the_kernel() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !testkit::is_root() {
         eprintln!("SKIP: kernel scenarios need root");
         return;
     }

@@ -13,6 +13,8 @@
 mod header;
 pub mod matches;
 pub mod targets;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 use iptables::ext::{Match, TargetExt};
 use iptables::{Rule, Target};

@@ -2,38 +2,7 @@
 //! readable hex renderer for byte goldens.
 #![allow(dead_code)]
 
-/// Runs `f` on a new thread that first moves into a fresh network namespace
-/// (checked: the unshare must succeed and `/proc/thread-self/ns/net` must
-/// change). Returns `None`, after printing why, when not root or when the
-/// namespace cannot be created; `f` then never runs, so nothing can touch
-/// the host's namespace.
-pub fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIP: kernel test needs root");
-        return None;
-    }
-    std::thread::spawn(move || {
-        let before = std::fs::read_link("/proc/thread-self/ns/net").ok();
-        // SAFETY: unshare only affects this thread's namespaces.
-        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
-        if rc != 0 {
-            eprintln!(
-                "SKIP: unshare(CLONE_NEWNET) failed: {}",
-                std::io::Error::last_os_error()
-            );
-            return None;
-        }
-        let after = std::fs::read_link("/proc/thread-self/ns/net").ok();
-        assert!(
-            before.is_some() && after.is_some() && before != after,
-            "not in a new netns; aborting"
-        );
-        Some(f())
-    })
-    .join()
-    .expect("netns thread panicked")
-}
+pub use testkit::in_netns;
 
 /// Peak resident set size of this process, KiB.
 pub fn peak_rss_kib() -> u64 {

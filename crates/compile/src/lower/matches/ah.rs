@@ -28,8 +28,8 @@ pub fn lower(m: &Ah, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     fn ah(lo: u32, hi: u32, inv_spi: bool) -> Ah {
@@ -62,13 +62,13 @@ mod tests {
             ),
         ];
         for (m, want) in cases {
-            let (got, _) = run(Family::Ipv4, 51, |cx| lower(&m, cx)).unwrap();
+            let (got, _) = run_proto(Family::Ipv4, 51, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, want, "{m:?}");
         }
         let mut v6 = ah(500, 500, false);
         v6.hdrres = true;
         for m in [ah(500, 500, false), v6] {
-            let e = run(Family::Ipv6, 0, |cx| lower(&m, cx)).unwrap_err();
+            let e = run(Family::Ipv6, |cx| lower(&m, cx)).unwrap_err();
             assert!(e.to_string().contains("exthdr"), "{e}");
         }
     }

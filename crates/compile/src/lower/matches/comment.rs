@@ -10,8 +10,8 @@ pub fn lower(_: &Comment, _: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::conntrack::tu::run;
     use super::*;
+    use crate::lower::testutil::run;
     use ruleset::Family;
 
     #[test]

@@ -201,93 +201,10 @@ pub fn lower(m: &Conntrack, cx: &mut Cx) -> Result<()> {
     Ok(())
 }
 
-/// Test helpers shared by this group of modules (state, mark, connmark,
-/// owner, limit, statistic).
-#[cfg(test)]
-pub(crate) mod tu {
-    use crate::lower::{Cx, Result};
-    use iptables::Rule;
-    use nft::expr::{reg, CmpOp};
-    use nft::Expr;
-    use ruleset::{Family, TableKind};
-
-    /// Run `f` on a fresh context of `family`; the expressions it produced.
-    pub fn run(family: Family, f: impl FnOnce(&mut Cx) -> Result<()>) -> Result<Vec<Expr>> {
-        let rule = Rule::default();
-        let mut cx = Cx {
-            family,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            rule: &rule,
-            out: Vec::new(),
-            sets: Vec::new(),
-        };
-        f(&mut cx)?;
-        assert!(cx.sets.is_empty());
-        Ok(cx.out)
-    }
-    pub fn ct(key: u32, dir: Option<u8>) -> Expr {
-        Expr::Ct {
-            key,
-            dreg: reg::R1,
-            dir,
-        }
-    }
-    pub fn meta(key: u32) -> Expr {
-        Expr::Meta { key, dreg: reg::R1 }
-    }
-    pub fn cmp(op: CmpOp, data: &[u8]) -> Expr {
-        Expr::Cmp {
-            sreg: reg::R1,
-            op,
-            data: data.to_vec(),
-        }
-    }
-    pub fn eq(data: &[u8]) -> Expr {
-        cmp(CmpOp::Eq, data)
-    }
-    pub fn ne(data: &[u8]) -> Expr {
-        cmp(CmpOp::Neq, data)
-    }
-    pub fn range(from: &[u8], to: &[u8], neq: bool) -> Expr {
-        Expr::Range {
-            sreg: reg::R1,
-            neq,
-            from: from.to_vec(),
-            to: to.to_vec(),
-        }
-    }
-    pub fn mask(m: &[u8]) -> Expr {
-        Expr::Bitwise {
-            sreg: reg::R1,
-            dreg: reg::R1,
-            len: m.len() as u32,
-            mask: m.to_vec(),
-            xor: vec![0; m.len()],
-        }
-    }
-    /// Host-order u32 bytes.
-    pub fn ne32(v: u32) -> [u8; 4] {
-        v.to_ne_bytes()
-    }
-    /// The raw `byteorder` hton of a u32 in register 1.
-    pub fn hton() -> Expr {
-        let mut d = Vec::new();
-        let mut w = nft::netlink::Writer::new(&mut d);
-        for (t, v) in [(1, 1), (2, 1), (3, 1), (4, 4), (5, 4)] {
-            w.put_be32(t, v);
-        }
-        Expr::Other {
-            name: "byteorder".into(),
-            data: d,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::tu::*;
     use super::*;
+    use crate::lower::testutil::*;
     use iptables::ext::matches::conntrack::{CtAddr, CtPorts};
     use ruleset::Family;
 

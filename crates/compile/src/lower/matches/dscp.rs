@@ -16,8 +16,8 @@ pub fn lower(m: &Dscp, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     #[test]
@@ -57,7 +57,7 @@ mod tests {
             ),
         ];
         for (fam, m, want) in cases {
-            let (got, _) = run(fam, 0, |cx| lower(&m, cx)).unwrap();
+            let got = run(fam, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, want, "{fam:?} {m:?}");
         }
     }

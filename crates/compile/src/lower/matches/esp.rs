@@ -21,8 +21,8 @@ pub fn lower(m: &Esp, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use nft::expr::meta as mk;
     use ruleset::Family;
 
@@ -80,7 +80,7 @@ mod tests {
             ),
         ];
         for (fam, m, proto, want) in cases {
-            let (got, _) = run(fam, proto, |cx| lower(&m, cx)).unwrap();
+            let (got, _) = run_proto(fam, proto, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, want, "{fam:?} {m:?}");
         }
     }

@@ -16,8 +16,8 @@ pub fn lower(_: &Frag, _: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     #[test]
@@ -32,7 +32,7 @@ mod tests {
             more: false,
             last: true,
         };
-        let e = run(Family::Ipv6, 0, |cx| lower(&m, cx)).unwrap_err();
+        let e = run(Family::Ipv6, |cx| lower(&m, cx)).unwrap_err();
         assert!(e.to_string().contains("exthdr"), "{e}");
     }
 }

@@ -12,8 +12,8 @@ pub fn lower(m: &Hl, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use iptables::ext::matches::ttl::{EQ, GT, LT, NE};
     use nft::expr::CmpOp;
     use ruleset::Family;
@@ -28,7 +28,7 @@ mod tests {
         ];
         for (mode, hop_limit, op) in cases {
             let m = Hl { mode, hop_limit };
-            let (got, _) = run(Family::Ipv6, 0, |cx| lower(&m, cx)).unwrap();
+            let got = run(Family::Ipv6, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, vec![nh(7, 1), cmp(op, &[hop_limit])], "{m:?}");
         }
     }

@@ -69,115 +69,10 @@ pub fn lower(m: &Icmp, cx: &mut Cx) -> Result<()> {
     Ok(())
 }
 
-/// Shared by the unit tests of this group's modules.
-#[cfg(test)]
-pub(crate) mod testutil {
-    use crate::lower::{AnonSet, Cx, Result};
-    use iptables::rule::inv;
-    use iptables::Rule;
-    use nft::expr::{base, reg, CmpOp};
-    use nft::Expr;
-    use ruleset::{Family, TableKind};
-
-    /// Run `f` on a fresh context of `family` whose header has `-p proto`
-    /// (0: none); the expressions and sets it produced, or its error.
-    pub fn run(
-        family: Family,
-        proto: u8,
-        f: impl FnOnce(&mut Cx) -> Result<()>,
-    ) -> Result<(Vec<Expr>, Vec<AnonSet>)> {
-        let rule = Rule {
-            proto,
-            ..Default::default()
-        };
-        let mut cx = Cx {
-            family,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            rule: &rule,
-            out: Vec::new(),
-            sets: Vec::new(),
-        };
-        f(&mut cx)?;
-        Ok((cx.out, cx.sets))
-    }
-
-    /// Like [`run`] with an inverted `! -p proto`.
-    pub fn run_inv_proto(
-        family: Family,
-        proto: u8,
-        f: impl FnOnce(&mut Cx) -> Result<()>,
-    ) -> Vec<Expr> {
-        let rule = Rule {
-            proto,
-            inv: inv::PROTO,
-            ..Default::default()
-        };
-        let mut cx = Cx {
-            family,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            rule: &rule,
-            out: Vec::new(),
-            sets: Vec::new(),
-        };
-        f(&mut cx).unwrap();
-        cx.out
-    }
-
-    pub fn load(b: u32, offset: u32, len: u32) -> Expr {
-        Expr::Payload {
-            dreg: reg::R1,
-            base: b,
-            offset,
-            len,
-        }
-    }
-    pub fn th(offset: u32, len: u32) -> Expr {
-        load(base::TRANSPORT, offset, len)
-    }
-    pub fn nh(offset: u32, len: u32) -> Expr {
-        load(base::NETWORK, offset, len)
-    }
-    pub fn meta(key: u32) -> Expr {
-        Expr::Meta { key, dreg: reg::R1 }
-    }
-    pub fn cmp(op: CmpOp, data: &[u8]) -> Expr {
-        Expr::Cmp {
-            sreg: reg::R1,
-            op,
-            data: data.to_vec(),
-        }
-    }
-    pub fn eq(data: &[u8]) -> Expr {
-        cmp(CmpOp::Eq, data)
-    }
-    pub fn ne(data: &[u8]) -> Expr {
-        cmp(CmpOp::Neq, data)
-    }
-    pub fn range(from: &[u8], to: &[u8], neq: bool) -> Expr {
-        Expr::Range {
-            sreg: reg::R1,
-            neq,
-            from: from.to_vec(),
-            to: to.to_vec(),
-        }
-    }
-    pub fn mask(m: &[u8]) -> Expr {
-        Expr::Bitwise {
-            sreg: reg::R1,
-            dreg: reg::R1,
-            len: m.len() as u32,
-            mask: m.to_vec(),
-            xor: vec![0; m.len()],
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use nft::expr::meta as mk;
     use ruleset::Family;
 
@@ -234,7 +129,7 @@ mod tests {
             ),
         ];
         for (m, proto, want) in cases {
-            let (got, sets) = run(Family::Ipv4, proto, |cx| lower(&m, cx)).unwrap();
+            let (got, sets) = run_proto(Family::Ipv4, proto, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, want, "{m:?}");
             assert!(sets.is_empty());
         }

@@ -17,8 +17,8 @@ pub fn lower(m: &Icmp6, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use nft::expr::meta as mk;
     use ruleset::Family;
 
@@ -56,7 +56,7 @@ mod tests {
             ),
         ];
         for (m, proto, want) in cases {
-            let (got, _) = run(Family::Ipv6, proto, |cx| lower(&m, cx)).unwrap();
+            let (got, _) = run_proto(Family::Ipv6, proto, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, want, "{m:?}");
         }
     }

@@ -37,8 +37,8 @@ pub fn lower(m: &Length, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     #[test]
@@ -83,7 +83,7 @@ mod tests {
             (Family::Ipv6, len(10, 20, true), vec![]),
         ];
         for (fam, m, want) in cases {
-            let (got, _) = run(fam, 0, |cx| lower(&m, cx)).unwrap();
+            let got = run(fam, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, want, "{fam:?} {m:?}");
         }
     }

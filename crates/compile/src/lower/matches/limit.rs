@@ -47,8 +47,8 @@ pub fn lower(m: &Limit, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::conntrack::tu::run;
     use super::*;
+    use crate::lower::testutil::run;
     use ruleset::Family;
 
     #[test]

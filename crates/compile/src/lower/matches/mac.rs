@@ -25,8 +25,8 @@ pub fn lower(m: &Mac, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     #[test]
@@ -35,7 +35,7 @@ mod tests {
         for fam in [Family::Ipv4, Family::Ipv6] {
             for inv in [false, true] {
                 let m = Mac { addr: a, inv };
-                let (got, _) = run(fam, 0, |cx| lower(&m, cx)).unwrap();
+                let got = run(fam, |cx| lower(&m, cx)).unwrap();
                 let last = if inv { ne(&a) } else { eq(&a) };
                 let want = vec![meta(8), eq(&1u16.to_ne_bytes()), load(base::LL, 6, 6), last];
                 assert_eq!(got, want, "{fam:?} {m:?}");

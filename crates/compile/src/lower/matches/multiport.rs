@@ -76,8 +76,8 @@ pub fn lower(m: &Multiport, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use iptables::ext::matches::multiport::EITHER;
     use nft::expr::{reg, LOOKUP_F_INV};
     use nft::Expr;
@@ -189,11 +189,11 @@ mod tests {
             ),
         ];
         for (fam, m, want, want_sets) in cases {
-            let (got, sets) = run(fam, 6, |cx| lower(&m, cx)).unwrap();
+            let (got, sets) = run_proto(fam, 6, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, want, "{m:?}");
             assert_eq!(sets, want_sets, "{m:?}");
         }
-        let e = run(Family::Ipv4, 6, |cx| {
+        let e = run_proto(Family::Ipv4, 6, |cx| {
             lower(&mp(EITHER, &[(10, 10)], false), cx)
         })
         .unwrap_err();

@@ -67,8 +67,8 @@ pub fn lower(m: &Owner, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::conntrack::tu::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     fn r(min: u32, max: u32, inv: bool) -> Option<IdRange> {

@@ -14,8 +14,8 @@ pub fn lower(m: &Pkttype, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     #[test]
@@ -23,7 +23,7 @@ mod tests {
         for fam in [Family::Ipv4, Family::Ipv6] {
             for (pkttype, inv) in [(0, false), (0, true), (1, false), (2, true), (3, false)] {
                 let m = Pkttype { pkttype, inv };
-                let (got, _) = run(fam, 0, |cx| lower(&m, cx)).unwrap();
+                let got = run(fam, |cx| lower(&m, cx)).unwrap();
                 let c = if inv { ne(&[pkttype]) } else { eq(&[pkttype]) };
                 assert_eq!(got, vec![meta(meta::PKTTYPE), c], "{fam:?} {m:?}");
             }

@@ -36,8 +36,8 @@ pub fn lower(m: &Sctp, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use iptables::ext::matches::sctp::{Chunks, MATCH_ALL};
     use ruleset::Family;
 
@@ -96,7 +96,7 @@ mod tests {
             ),
         ];
         for (fam, m, want) in cases {
-            let (got, _) = run(fam, 132, |cx| lower(&m, cx)).unwrap();
+            let (got, _) = run_proto(fam, 132, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, want, "{fam:?} {m:?}");
         }
         let mut m = sctp(None, None, (false, false));
@@ -106,7 +106,7 @@ mod tests {
             map: [1, 0, 0, 0],
             flags: vec![],
         });
-        let e = run(Family::Ipv4, 132, |cx| lower(&m, cx)).unwrap_err();
+        let e = run_proto(Family::Ipv4, 132, |cx| lower(&m, cx)).unwrap_err();
         assert!(e.to_string().contains("exthdr"), "{e}");
     }
 }

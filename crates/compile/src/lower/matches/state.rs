@@ -13,8 +13,8 @@ pub fn lower(m: &State, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::conntrack::tu::*;
     use super::*;
+    use crate::lower::testutil::*;
     use iptables::ext::matches::conntrack::{ST_ESTABLISHED, ST_INVALID, ST_RELATED, ST_UNTRACKED};
     use nft::expr::ct;
     use ruleset::Family;

@@ -46,8 +46,8 @@ pub fn lower(m: &Statistic, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::conntrack::tu::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     fn st(nth: bool, val: u32, packet: u32, inv: bool) -> Statistic {

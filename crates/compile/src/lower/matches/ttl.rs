@@ -26,8 +26,8 @@ pub fn lower(m: &Ttl, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::icmp::testutil::*;
     use super::*;
+    use crate::lower::testutil::*;
     use ruleset::Family;
 
     #[test]
@@ -41,7 +41,7 @@ mod tests {
         ];
         for (mode, ttl, op) in cases {
             let m = Ttl { mode, ttl };
-            let (got, _) = run(Family::Ipv4, 0, |cx| lower(&m, cx)).unwrap();
+            let got = run(Family::Ipv4, |cx| lower(&m, cx)).unwrap();
             assert_eq!(got, vec![nh(8, 1), cmp(op, &[ttl])], "{m:?}");
         }
     }

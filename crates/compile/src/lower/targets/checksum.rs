@@ -16,8 +16,8 @@ pub fn lower(_: &Checksum, _: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::run;
     use super::*;
+    use crate::lower::testutil::run;
     use ruleset::Family;
 
     #[test]

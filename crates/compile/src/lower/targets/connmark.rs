@@ -96,8 +96,8 @@ pub fn lower(t: &Connmark, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::*;
     use super::*;
+    use crate::lower::testutil::*;
     use nft::expr::{ct, meta};
     use nft::Expr;
     use ruleset::Family;
@@ -126,12 +126,12 @@ mod tests {
             // --set-xmark 0x16/0x12: (ct & ~0x12) ^ 0x16
             (
                 cm(Set, 0x16, 0x12, ALL, 0),
-                vec![ct(c), bitwise(!0x12, 0x16), ct_set(c, None)],
+                vec![ct(c, None), bitwise(!0x12, 0x16), ct_set(c, None)],
             ),
             // --and-mark 0x16
             (
                 cm(Set, 0, !0x16, ALL, 0),
-                vec![ct(c), bitwise(0x16, 0), ct_set(c, None)],
+                vec![ct(c, None), bitwise(0x16, 0), ct_set(c, None)],
             ),
             // --set-mark 0x10 --left-shift-mark 4: a constant 0x100.
             (
@@ -152,24 +152,24 @@ mod tests {
             // --save-mark --nfmask 0 --ctmask 0xf0: ct &= ~0xf0
             (
                 cm(Save, 0, 0xf0, 0, 3),
-                vec![ct(c), bitwise(!0xf0, 0), ct_set(c, None)],
+                vec![ct(c, None), bitwise(!0xf0, 0), ct_set(c, None)],
             ),
             // --restore-mark
-            (cm(Restore, 0, ALL, ALL, 0), vec![ct(c), meta_set(m)]),
+            (cm(Restore, 0, ALL, ALL, 0), vec![ct(c, None), meta_set(m)]),
             // --restore-mark --ctmask 0xff (nfmask all ones)
             (
                 cm(Restore, 0, 0xff, ALL, 0),
-                vec![ct(c), bitwise(0xff, 0), meta_set(m)],
+                vec![ct(c, None), bitwise(0xff, 0), meta_set(m)],
             ),
             // --restore-mark --ctmask 0 --nfmask 0xf: guarded nfmark &= ~0xf
             (
                 cm(Restore, 0, 0, 0xf, -2),
-                vec![ct(c), meta(m), bitwise(!0xf, 0), meta_set(m)],
+                vec![ct(c, None), meta(m), bitwise(!0xf, 0), meta_set(m)],
             ),
             // --restore-mark --ctmask 0 --nfmask 0xffffffff: nfmark = 0
             (
                 cm(Restore, 0, 0, ALL, 0),
-                vec![ct(c), imm(1, &[0; 4]), meta_set(m)],
+                vec![ct(c, None), imm(1, &[0; 4]), meta_set(m)],
             ),
         ];
         for (t, want) in cases {

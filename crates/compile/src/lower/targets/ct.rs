@@ -78,8 +78,8 @@ pub fn lower(t: &Ct, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::{ct_set, imm, meta, run};
     use super::*;
+    use crate::lower::testutil::{ct_set, imm, meta, run};
     use nft::expr::meta;
     use ruleset::Family;
 

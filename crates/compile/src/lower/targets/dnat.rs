@@ -11,9 +11,8 @@ pub fn lower(t: &Dnat, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::{imm, run};
-    use super::super::snat::tu::range;
     use super::*;
+    use crate::lower::testutil::{imm, nat_range, run};
     use crate::lower::LowerError;
     use iptables::ext::targets::snat::{
         MAP_IPS, PERSISTENT, PROTO_OFFSET, PROTO_RANDOM, PROTO_SPECIFIED,
@@ -28,7 +27,7 @@ mod tests {
             // --to-destination [fec0::1234-fec0::2000]:1-20 --random --persistent
             (
                 Family::Ipv6,
-                range(
+                nat_range(
                     MAP_IPS | PROTO_SPECIFIED | PROTO_RANDOM | PERSISTENT,
                     ("fec0::1234", "fec0::2000"),
                     (1, 20),
@@ -52,7 +51,7 @@ mod tests {
             // --to-destination 10.0.0.1
             (
                 Family::Ipv4,
-                range(MAP_IPS, ("10.0.0.1", "10.0.0.1"), (0, 0)),
+                nat_range(MAP_IPS, ("10.0.0.1", "10.0.0.1"), (0, 0)),
                 vec![
                     imm(1, &[10, 0, 0, 1]),
                     Expr::Nat {
@@ -72,7 +71,7 @@ mod tests {
             assert_eq!(got, want, "{r:?}");
         }
         // --to-destination 1.2.3.4:1000-2000/3000
-        let mut r = range(
+        let mut r = nat_range(
             MAP_IPS | PROTO_SPECIFIED | PROTO_OFFSET,
             ("1.2.3.4", "1.2.3.4"),
             (1000, 2000),

@@ -28,8 +28,8 @@ pub fn lower(t: &Log, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::run;
     use super::*;
+    use crate::lower::testutil::run;
     use ruleset::Family;
 
     fn log(prefix: Option<&str>, level: Option<u32>, flags: Option<u32>) -> Expr {

@@ -77,72 +77,10 @@ pub fn lower(t: &Mark, cx: &mut Cx) -> Result<()> {
     Ok(())
 }
 
-/// Test helpers shared by this group of modules (targets: reject, log,
-/// nflog, NAT, mark, connmark, ct, notrack, trace).
-#[cfg(test)]
-pub(crate) mod tu {
-    use crate::lower::{Cx, Result};
-    use iptables::Rule;
-    use nft::expr::reg;
-    use nft::{Data, Expr};
-    use ruleset::{Family, TableKind};
-
-    /// Run `f` on a fresh context of `family`; the expressions it produced.
-    pub fn run(family: Family, f: impl FnOnce(&mut Cx) -> Result<()>) -> Result<Vec<Expr>> {
-        let rule = Rule::default();
-        let mut cx = Cx {
-            family,
-            table: TableKind::Filter,
-            chain: "INPUT",
-            rule: &rule,
-            out: Vec::new(),
-            sets: Vec::new(),
-        };
-        f(&mut cx)?;
-        assert!(cx.sets.is_empty());
-        Ok(cx.out)
-    }
-    pub fn imm(r: u32, data: &[u8]) -> Expr {
-        Expr::Immediate {
-            dreg: r,
-            data: Data::Value(data.to_vec()),
-        }
-    }
-    pub fn bitwise(and: u32, xor: u32) -> Expr {
-        Expr::Bitwise {
-            sreg: reg::R1,
-            dreg: reg::R1,
-            len: 4,
-            mask: and.to_ne_bytes().to_vec(),
-            xor: xor.to_ne_bytes().to_vec(),
-        }
-    }
-    pub fn meta(key: u32) -> Expr {
-        Expr::Meta { key, dreg: reg::R1 }
-    }
-    pub fn meta_set(key: u32) -> Expr {
-        Expr::MetaSet { key, sreg: reg::R1 }
-    }
-    pub fn ct(key: u32) -> Expr {
-        Expr::Ct {
-            key,
-            dreg: reg::R1,
-            dir: None,
-        }
-    }
-    pub fn ct_set(key: u32, dir: Option<u8>) -> Expr {
-        Expr::CtSet {
-            key,
-            sreg: reg::R1,
-            dir,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::tu::{bitwise, imm, meta, meta_set, run};
     use super::{lower, meta as keys, Expr, Mark};
+    use crate::lower::testutil::{bitwise, imm, meta, meta_set, run};
     use ruleset::Family;
 
     #[test]

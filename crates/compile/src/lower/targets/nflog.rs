@@ -21,8 +21,8 @@ pub fn lower(t: &Nflog, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::run;
     use super::*;
+    use crate::lower::testutil::run;
     use ruleset::Family;
 
     #[test]

@@ -12,8 +12,8 @@ pub fn lower(_: &Notrack, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::run;
     use super::*;
+    use crate::lower::testutil::run;
     use ruleset::Family;
 
     #[test]

@@ -20,9 +20,8 @@ pub fn lower(t: &Redirect, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::{imm, run};
-    use super::super::snat::tu::range;
     use super::*;
+    use crate::lower::testutil::{imm, nat_range, run};
     use iptables::ext::targets::snat::{PROTO_RANDOM, PROTO_SPECIFIED};
     use ruleset::Family;
 
@@ -66,7 +65,7 @@ mod tests {
         for (f, pr, want) in cases {
             for fam in [Family::Ipv4, Family::Ipv6] {
                 let t = Redirect {
-                    range: range(f, ("", ""), pr),
+                    range: nat_range(f, ("", ""), pr),
                 };
                 assert_eq!(run(fam, |cx| lower(&t, cx)).unwrap(), want, "{t:?}");
             }

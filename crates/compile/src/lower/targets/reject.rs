@@ -58,8 +58,8 @@ pub fn lower(t: &Reject, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::run;
     use super::*;
+    use crate::lower::testutil::run;
     use ruleset::Family;
 
     fn icmp(code: u8) -> Expr {

@@ -101,38 +101,10 @@ pub fn lower(t: &Snat, cx: &mut Cx) -> Result<()> {
     nat("SNAT", NAT_SNAT, &t.range, cx)
 }
 
-/// Test helpers for the NAT targets.
-#[cfg(test)]
-pub(crate) mod tu {
-    use iptables::ext::targets::snat::NatRange;
-
-    /// A range: flags, v4 or v6 address text (min, max; "" for none), ports.
-    pub fn range(flags: u8, addrs: (&str, &str), ports: (u16, u16)) -> NatRange {
-        let addr = |s: &str| {
-            let mut a = [0u8; 16];
-            if s.contains(':') {
-                a = s.parse::<std::net::Ipv6Addr>().unwrap().octets();
-            } else if !s.is_empty() {
-                a[..4].copy_from_slice(&s.parse::<std::net::Ipv4Addr>().unwrap().octets());
-            }
-            a
-        };
-        NatRange {
-            flags,
-            min_addr: addr(addrs.0),
-            max_addr: addr(addrs.1),
-            min_port: ports.0,
-            max_port: ports.1,
-            base_port: 0,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::{imm, run};
-    use super::tu::range;
     use super::*;
+    use crate::lower::testutil::{imm, nat_range, run};
     use iptables::ext::targets::snat::{PERSISTENT, PROTO_RANDOM, PROTO_RANDOM_FULLY};
     use ruleset::Family;
 
@@ -160,7 +132,7 @@ mod tests {
             // --to-source 1.2.3.4
             (
                 Family::Ipv4,
-                range(m, ("1.2.3.4", "1.2.3.4"), (0, 0)),
+                nat_range(m, ("1.2.3.4", "1.2.3.4"), (0, 0)),
                 vec![
                     imm(1, &[1, 2, 3, 4]),
                     nat_expr(2, (Some(1), None), (None, None), Some(1)),
@@ -169,7 +141,7 @@ mod tests {
             // --to-source 1.2.3.4-1.2.3.6:1-1023 --random-fully --persistent
             (
                 Family::Ipv4,
-                range(
+                nat_range(
                     m | p | PROTO_RANDOM_FULLY | PERSISTENT,
                     ("1.2.3.4", "1.2.3.6"),
                     (1, 1023),
@@ -185,7 +157,7 @@ mod tests {
             // --to-source :80 (ports only) --random
             (
                 Family::Ipv4,
-                range(p | PROTO_RANDOM, ("", ""), (80, 80)),
+                nat_range(p | PROTO_RANDOM, ("", ""), (80, 80)),
                 vec![
                     imm(3, &[0, 80]),
                     nat_expr(2, (None, None), (Some(3), None), Some(6)),
@@ -194,7 +166,7 @@ mod tests {
             // --to-source [fec0::1]:0-65535
             (
                 Family::Ipv6,
-                range(m | p, ("fec0::1", "fec0::1"), (0, 65535)),
+                nat_range(m | p, ("fec0::1", "fec0::1"), (0, 65535)),
                 vec![
                     imm(
                         1,
@@ -214,7 +186,7 @@ mod tests {
 
     #[test]
     fn shifted_ports_not_native() {
-        let r = range(PROTO_SPECIFIED | PROTO_OFFSET, ("", ""), (10, 20));
+        let r = nat_range(PROTO_SPECIFIED | PROTO_OFFSET, ("", ""), (10, 20));
         let e = run(Family::Ipv4, |cx| lower(&Snat { range: r }, cx)).unwrap_err();
         assert!(matches!(e, LowerError::NotNative { .. }));
     }

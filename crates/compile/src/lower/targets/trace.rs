@@ -25,8 +25,8 @@ pub fn lower(_: &Trace, cx: &mut Cx) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mark::tu::{imm, meta_set, run};
     use super::*;
+    use crate::lower::testutil::{imm, meta_set, run};
     use ruleset::Family;
 
     #[test]

@@ -1,0 +1,55 @@
+//! Test support for kernel tests (a dev-dependency only).
+//!
+//! [`in_netns`] runs a closure on a thread that has moved into a fresh
+//! network namespace, and proves it did before running anything: nothing a
+//! kernel test does can reach the host's firewall.
+
+/// Run `f` on a new thread that first unshares its network namespace; the
+/// namespace disappears when the thread ends. Returns `None` (after printing
+/// why) when not root or when the namespace cannot be made — then `f` never
+/// runs. Panics (aborting the test) if the namespace did not change.
+pub fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIP: kernel test needs root");
+        return None;
+    }
+    std::thread::spawn(move || {
+        let before = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        // SAFETY: unshare only changes this thread's namespaces.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            eprintln!(
+                "SKIP: unshare(CLONE_NEWNET): {}",
+                std::io::Error::last_os_error()
+            );
+            return None;
+        }
+        let after = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        assert!(
+            before.is_some() && after.is_some() && before != after,
+            "not in a new network namespace; aborting"
+        );
+        Some(f())
+    })
+    .join()
+    .expect("netns thread panicked")
+}
+
+/// Whether this process may make network namespaces (root), for tests that
+/// use `ip netns` instead of [`in_netns`].
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs_in_another_namespace() {
+        let host = std::fs::read_link("/proc/thread-self/ns/net").ok();
+        if let Some(inner) = super::in_netns(|| std::fs::read_link("/proc/thread-self/ns/net").ok())
+        {
+            assert_ne!(inner, host);
+        }
+    }
+}
