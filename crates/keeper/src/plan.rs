@@ -266,19 +266,23 @@ impl KernelApply {
                 let anchor = t.rule_at(&chain, n).ok().map(|r| r.id);
                 execute_owned(t, p, out)?;
                 let anchor_loc = anchor.and_then(|a| self.loc(kind, a));
+                // New rules go, in model order, before the rule that was at
+                // n; with no such rule: at the kernel chain's head when n is
+                // 1 (its rules may not have been read), else at its end.
+                let mut prev: Option<Loc> = None;
                 for pos in n..n + k {
                     let (id, body, c) = t
                         .rule_at(&chain, pos)
                         .map(|r| (r.id, r.body.clone(), r.counters))
                         .map_err(|e| Error::other(e.to_string()))?;
-                    match anchor_loc {
-                        Some(a) => {
-                            self.new_rule(kind, &chain, id, &body, c, Placement::Insert, Some(a))?
-                        }
-                        None => {
-                            self.new_rule(kind, &chain, id, &body, c, Placement::Append, None)?
-                        }
-                    }
+                    let (placement, at) = match (anchor_loc, prev) {
+                        (Some(a), _) => (Placement::Insert, Some(a)),
+                        (None, Some(p)) => (Placement::Append, Some(p)),
+                        (None, None) if n == 1 => (Placement::Insert, None),
+                        (None, None) => (Placement::Append, None),
+                    };
+                    self.new_rule(kind, &chain, id, &body, c, placement, at)?;
+                    prev = self.loc(kind, id);
                 }
             }
             Command::Replace(chain, n) => {
