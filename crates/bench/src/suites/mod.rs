@@ -23,6 +23,7 @@
 
 pub mod adapters;
 pub mod cf;
+pub mod cli;
 pub mod model;
 pub mod report;
 pub mod ruleset;

@@ -1,0 +1,156 @@
+//! The command line of the baseline suites (`baseline-bench`, `nfkeeper
+//! bench cf|ruleset`): options, the run, and the report files.
+
+use crate::netns;
+use crate::suites::{self, Machine, Opts};
+use std::io::IsTerminal;
+use std::time::Duration;
+
+const USAGE: &str = "usage: baseline-bench --suite cf|ruleset[,...] [--quick] [--sizes N,...] [--reps N] \
+[--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--out DIR] [--progress|--quiet]";
+
+struct Args {
+    suites: Vec<String>,
+    adapters: Vec<String>,
+    out: String,
+    o: Opts,
+}
+
+fn num(v: Option<&String>, flag: &str) -> Result<usize, String> {
+    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.replace('_', "")
+        .parse()
+        .map_err(|_| format!("{flag}: not a number: {v}"))
+}
+
+fn list(v: Option<&String>, flag: &str) -> Result<Vec<usize>, String> {
+    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.split(',')
+        .map(|s| num(Some(&s.to_string()), flag))
+        .collect()
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut o = if args.iter().any(|a| a == "--quick") {
+        Opts::quick()
+    } else {
+        Opts::default()
+    };
+    o.progress = std::io::stderr().is_terminal();
+    let (mut suites, mut adapters, mut out) = (Vec::new(), Vec::new(), "bench-results".to_string());
+    let mut sizes = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => {}
+            "--suite" => {
+                let v = it.next().ok_or("--suite needs a value")?;
+                suites.extend(v.split(',').map(String::from));
+            }
+            "--sizes" => sizes = Some(list(it.next(), "--sizes")?),
+            "--reps" => o.reps = num(it.next(), "--reps")?.max(1),
+            "--limit" => o.limit = Duration::from_secs(num(it.next(), "--limit")?.max(1) as u64),
+            "--big" => match list(it.next(), "--big")?[..] {
+                [r, c] => o.big = (r, c),
+                _ => return Err("--big takes RULES,CHAINS".into()),
+            },
+            "--max-rules" => o.max_rules = num(it.next(), "--max-rules")?,
+            "--adapters" => {
+                let v = it.next().ok_or("--adapters needs a value")?;
+                adapters.extend(v.split(',').map(String::from));
+            }
+            "--out" => out = it.next().ok_or("--out needs a value")?.clone(),
+            "--progress" => o.progress = true,
+            "--quiet" => o.progress = false,
+            "-h" | "--help" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+        }
+    }
+    if suites.is_empty() {
+        return Err(format!("--suite is required\n{USAGE}"));
+    }
+    if let Some(s) = sizes {
+        if s.contains(&0) {
+            return Err("--sizes: each size must be at least 1".into());
+        }
+        o.sizes = s.clone();
+        o.cf_sizes = s;
+    }
+    Ok(Args {
+        suites,
+        adapters,
+        out,
+        o,
+    })
+}
+
+/// Run the baseline suites as the `baseline-bench` program (and `nfkeeper
+/// bench cf|ruleset`) does; `argv` without the program name. Returns the
+/// exit code.
+pub fn main(argv: &[String]) -> i32 {
+    let a = match parse(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    if !netns::is_root() {
+        eprintln!("baseline-bench needs root: every case runs in a network namespace it creates");
+        return 1;
+    }
+    let stale = netns::cleanup_stale();
+    if stale > 0 {
+        eprintln!("removed {stale} namespace(s) left by an earlier run");
+    }
+    let adapters = match suites::baselines(&a.adapters) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let mut m = Machine::probe();
+    for ad in &adapters {
+        let v = ad
+            .available()
+            .unwrap_or_else(|why| format!("missing: {why}"));
+        m.tools.push((ad.name().to_string(), v));
+    }
+    let mut cases = Vec::new();
+    for s in &a.suites {
+        match suites::cases(s, &a.o) {
+            Ok(c) => cases.extend(c),
+            Err(e) => {
+                eprintln!("{e}");
+                return 2;
+            }
+        }
+    }
+    let t0 = std::time::Instant::now();
+    let records = suites::run(&cases, &adapters, &a.o);
+    let names: Vec<String> = adapters.iter().map(|x| x.name().to_string()).collect();
+    let md = format!(
+        "{}\nReps {}, limit {} s per step, wall time {:.1} s, load average at the end {}.\n",
+        suites::to_markdown(&m, &records, &names),
+        a.o.reps,
+        a.o.limit.as_secs(),
+        t0.elapsed().as_secs_f64(),
+        crate::loadavg()
+    );
+    print!("{md}");
+    let dir = std::path::Path::new(&a.out);
+    let written = std::fs::create_dir_all(dir).and_then(|_| {
+        std::fs::write(dir.join("results.csv"), suites::to_csv(&records))?;
+        std::fs::write(dir.join("results.json"), suites::to_json(&m, &records))?;
+        std::fs::write(dir.join("results.md"), &md)
+    });
+    match written {
+        Ok(()) => eprintln!("wrote {}/results.{{csv,json,md}}", dir.display()),
+        Err(e) => {
+            eprintln!("writing {}: {e}", dir.display());
+            return 1;
+        }
+    }
+    0
+}
