@@ -9,9 +9,14 @@
 //! ruleset, including foreign ones, round-trips; unknown kinds parse into
 //! [`Expr::Other`] with their data bytes intact.
 
+mod kinds;
+pub mod objref;
+
 use crate::data::Data;
 use crate::netlink::{Attr, Tb, Writer};
 use crate::Error;
+pub use kinds::{byteorder, exthdr, fib, rt, Byteorder, Exthdr, ExthdrSet, Fib, Rt, Shift};
+pub use objref::Objref;
 
 const NFTA_LIST_ELEM: u16 = 1;
 const NFTA_EXPR_NAME: u16 = 1;
@@ -232,6 +237,20 @@ pub enum Expr {
         consumed: Option<u64>,
     },
     Notrack,
+    /// `byteorder` conversion between host and network order.
+    Byteorder(Byteorder),
+    /// `bitwise` shift left or right.
+    Shift(Shift),
+    /// `exthdr` load (or presence test) of an extension header field.
+    Exthdr(Exthdr),
+    /// `exthdr` write of a TCP option field.
+    ExthdrSet(ExthdrSet),
+    /// `fib` route lookup.
+    Fib(Fib),
+    /// `rt` route property load.
+    Rt(Rt),
+    /// `objref` of a named stateful object of the table.
+    Objref(Objref),
     /// Any other kind: its name and the raw bytes of its `NFTA_EXPR_DATA`.
     Other {
         name: String,
@@ -247,7 +266,7 @@ impl Expr {
             Expr::Payload { .. } | Expr::PayloadSet { .. } => "payload",
             Expr::Cmp { .. } => "cmp",
             Expr::Range { .. } => "range",
-            Expr::Bitwise { .. } => "bitwise",
+            Expr::Bitwise { .. } | Expr::Shift(_) => "bitwise",
             Expr::Meta { .. } | Expr::MetaSet { .. } => "meta",
             Expr::Ct { .. } | Expr::CtSet { .. } => "ct",
             Expr::Lookup { .. } => "lookup",
@@ -261,6 +280,11 @@ impl Expr {
             Expr::Numgen { .. } => "numgen",
             Expr::Quota { .. } => "quota",
             Expr::Notrack => "notrack",
+            Expr::Byteorder(_) => "byteorder",
+            Expr::Exthdr(_) | Expr::ExthdrSet(_) => "exthdr",
+            Expr::Fib(_) => "fib",
+            Expr::Rt(_) => "rt",
+            Expr::Objref(_) => "objref",
             Expr::Other { name, .. } => name,
         }
     }
@@ -486,6 +510,13 @@ impl Expr {
                 w.put_be32(2, *flags);
                 w.opt_be64(4, *consumed);
             }
+            Expr::Byteorder(x) => x.emit(w),
+            Expr::Shift(x) => x.emit(w),
+            Expr::Exthdr(x) => x.emit(w),
+            Expr::ExthdrSet(x) => x.emit(w),
+            Expr::Fib(x) => x.emit(w),
+            Expr::Rt(x) => x.emit(w),
+            Expr::Objref(x) => x.emit(w),
             Expr::Notrack | Expr::Other { .. } => {}
         }
     }
@@ -542,6 +573,23 @@ impl Expr {
                 len: t.be32(3)?,
                 mask: value(4)?,
                 xor: value(5)?,
+            },
+            "bitwise" if matches!(t.opt_be32(6)?, Some(1 | 2)) => {
+                Expr::Shift(Shift::parse(&t, t.be32(6)?)?)
+            }
+            "byteorder" => Expr::Byteorder(Byteorder::parse(&t)?),
+            "exthdr" => match t.opt_be32(1)? {
+                Some(dreg) => Expr::Exthdr(Exthdr::parse(&t, dreg)?),
+                None => Expr::ExthdrSet(ExthdrSet::parse(&t)?),
+            },
+            "fib" => Expr::Fib(Fib::parse(&t)?),
+            "rt" => Expr::Rt(Rt::parse(&t)?),
+            "objref" => match Objref::parse(&t)? {
+                Some(o) => Expr::Objref(o),
+                None => Expr::Other {
+                    name: name.to_string(),
+                    data: payload.to_vec(),
+                },
             },
             "meta" => match t.opt_be32(1)? {
                 Some(dreg) => Expr::Meta {

@@ -3,7 +3,11 @@
 //! robustness test feeding random and mutated bytes to every parser.
 
 use nft::batch::Placement;
-use nft::expr::{base, ct, meta, reg, CmpOp};
+use nft::expr::objref::{obj_type, Obj, ObjData};
+use nft::expr::{
+    base, byteorder, ct, exthdr, fib, meta, reg, rt, Byteorder, CmpOp, Exthdr, ExthdrSet, Fib,
+    Objref, Rt, Shift,
+};
 use nft::netlink::{Attrs, Msgs, Writer, NLA_F_NESTED};
 use nft::{
     Batch, Chain, Data, Expr, Family, Gen, Object, Rule, RuleRef, Set, SetElem, SetElems, Table,
@@ -351,6 +355,68 @@ fn all_exprs() -> Vec<Expr> {
             consumed: Some(3),
         },
         Expr::Notrack,
+        Expr::Byteorder(Byteorder {
+            sreg: reg::R1,
+            dreg: reg::R2,
+            op: byteorder::HTON,
+            len: 4,
+            size: 4,
+        }),
+        Expr::Shift(Shift {
+            sreg: reg::R1,
+            dreg: reg::R1,
+            len: 4,
+            right: true,
+            amount: 5,
+        }),
+        Expr::Shift(Shift {
+            sreg: reg::R32_00,
+            dreg: reg::R1,
+            len: 4,
+            right: false,
+            amount: 31,
+        }),
+        Expr::Exthdr(Exthdr {
+            dreg: reg::R1,
+            op: exthdr::OP_TCPOPT,
+            ty: 23,
+            offset: 0,
+            len: 1,
+            flags: exthdr::F_PRESENT,
+        }),
+        Expr::Exthdr(Exthdr {
+            dreg: reg::R1,
+            op: exthdr::OP_IPV6,
+            ty: 44,
+            offset: 4,
+            len: 4,
+            flags: 0,
+        }),
+        Expr::ExthdrSet(ExthdrSet {
+            sreg: reg::R1,
+            op: exthdr::OP_TCPOPT,
+            ty: 2,
+            offset: 2,
+            len: 2,
+        }),
+        Expr::Fib(Fib {
+            dreg: reg::R1,
+            result: fib::RESULT_OIF,
+            flags: fib::F_SADDR | fib::F_IIF | fib::F_MARK,
+        }),
+        Expr::Fib(Fib {
+            dreg: reg::R1,
+            result: fib::RESULT_ADDRTYPE,
+            flags: fib::F_DADDR,
+        }),
+        Expr::Rt(Rt {
+            dreg: reg::R1,
+            key: rt::TCPMSS,
+        }),
+        Expr::Objref(Objref {
+            ty: obj_type::CT_HELPER,
+            name: "ftp-21".into(),
+        }),
         Expr::Other {
             name: "xt".into(),
             data: vec![8, 0, 1, 0, 0, 0, 0, 1],
@@ -381,6 +447,33 @@ fn round_trips() {
     c.hook.as_mut().unwrap().dev = Some("eth0".into());
     round_trip(&c);
     round_trip(&Chain::new(F, "t", "user"));
+    let objs = [
+        ObjData::CtHelper {
+            name: "ftp".into(),
+            l3proto: Some(2),
+            l4proto: 6,
+        },
+        ObjData::CtHelper {
+            name: "sip".into(),
+            l3proto: None,
+            l4proto: 17,
+        },
+        ObjData::CtTimeout {
+            l3proto: 10,
+            l4proto: 6,
+            policy: vec![(3, 120), (4, 60)],
+        },
+        ObjData::Other {
+            ty: obj_type::COUNTER,
+            data: vec![12, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 9],
+        },
+    ];
+    for (i, data) in objs.into_iter().enumerate() {
+        let mut o = Obj::new(F, "t", &format!("o{i}"), data);
+        o.handle = Some(i as u64 + 1);
+        o.userdata = (i % 2 == 0).then(|| vec![1, 2]);
+        round_trip(&o);
+    }
     let r = Rule {
         handle: Some(1),
         position: Some(2),
@@ -604,4 +697,60 @@ fn long_element_lists_are_split_over_messages() {
     }
     assert_eq!((first, total), (1, 10_000));
     assert!(msgs > 1);
+}
+
+/// The shift amount is a host-order u32 value, so this golden holds on
+/// little-endian hosts.
+#[cfg(target_endian = "little")]
+#[test]
+fn golden_shift_and_exthdr_write() {
+    let r = Rule::new(
+        F,
+        "t",
+        "c",
+        vec![
+            Expr::Shift(Shift {
+                sreg: reg::R1,
+                dreg: reg::R1,
+                len: 4,
+                right: true,
+                amount: 5,
+            }),
+            Expr::ExthdrSet(ExthdrSet {
+                sreg: reg::R1,
+                op: exthdr::OP_TCPOPT,
+                ty: 2,
+                offset: 2,
+                len: 2,
+            }),
+        ],
+    );
+    // bitwise: SREG 1, DREG 1, LEN 4, OP 2 (rshift), DATA nest holding a
+    // value 5 (host order). exthdr write: TYPE 2 (u8), OFFSET 2, LEN 2,
+    // OP 1 (tcp option), SREG 1; no DREG and no FLAGS.
+    golden(
+        &one(&r),
+        "msg len=164 type=0x0a06 flags=0x0401 seq=1 family=2 res_id=0000
+        |    6    1 74 00
+        |    6    2 63 00
+        |  128 nest 4
+        |     64 nest 1
+        |       12    1 62 69 74 77 69 73 65 00
+        |       48 nest 2
+        |          8    1 00 00 00 01
+        |          8    2 00 00 00 01
+        |          8    3 00 00 00 04
+        |          8    6 00 00 00 02
+        |         12 nest 7
+        |            8    1 05 00 00 00
+        |     60 nest 1
+        |       11    1 65 78 74 68 64 72 00
+        |       44 nest 2
+        |          5    2 02
+        |          8    3 00 00 00 02
+        |          8    4 00 00 00 02
+        |          8    6 00 00 00 01
+        |          8    7 00 00 00 01
+        ",
+    );
 }

@@ -130,6 +130,34 @@ impl Cx<'_> {
         });
     }
 
+    /// Load `len` bytes at `offset` of extension header / TCP option `ty`
+    /// (in the space `op`, see [`nft::expr::exthdr`]) into register 1; the
+    /// rule stops when it is missing.
+    pub fn exthdr(&mut self, op: u32, ty: u8, offset: u32, len: u32) {
+        self.push(Expr::Exthdr(nft::expr::Exthdr {
+            dreg: reg::R1,
+            op,
+            ty,
+            offset,
+            len,
+            flags: 0,
+        }));
+    }
+
+    /// Whether extension header / TCP option `ty` exists (`invert`: it
+    /// does not).
+    pub fn exthdr_exists(&mut self, op: u32, ty: u8, invert: bool) {
+        self.push(Expr::Exthdr(nft::expr::Exthdr {
+            dreg: reg::R1,
+            op,
+            ty,
+            offset: 0,
+            len: 1,
+            flags: nft::expr::exthdr::F_PRESENT,
+        }));
+        self.cmp(CmpOp::Eq, &[u8::from(!invert)]);
+    }
+
     /// Compare register 1 with `data`.
     pub fn cmp(&mut self, op: CmpOp, data: &[u8]) {
         self.push(Expr::Cmp {

@@ -144,17 +144,48 @@ pub fn bitwise(and: u32, xor: u32) -> Expr {
 pub fn ne32(v: u32) -> [u8; 4] {
     v.to_ne_bytes()
 }
-/// The raw `byteorder` hton of a u32 in register 1.
+/// `exthdr` load of `len` bytes at `offset` of header/option `ty` into
+/// register 1.
+pub fn exthdr(op: u32, ty: u8, offset: u32, len: u32) -> Expr {
+    Expr::Exthdr(nft::expr::Exthdr {
+        dreg: reg::R1,
+        op,
+        ty,
+        offset,
+        len,
+        flags: 0,
+    })
+}
+/// `exthdr` presence test of header/option `ty` into register 1.
+pub fn exthdr_present(op: u32, ty: u8) -> Expr {
+    Expr::Exthdr(nft::expr::Exthdr {
+        dreg: reg::R1,
+        op,
+        ty,
+        offset: 0,
+        len: 1,
+        flags: nft::expr::exthdr::F_PRESENT,
+    })
+}
+/// `reg1 = reg1 >> amount` (`right`) or `<< amount`, one 32-bit word.
+pub fn shift(right: bool, amount: u32) -> Expr {
+    Expr::Shift(nft::expr::Shift {
+        sreg: reg::R1,
+        dreg: reg::R1,
+        len: 4,
+        right,
+        amount,
+    })
+}
+/// `byteorder` hton of a u32 in register 1.
 pub fn hton() -> Expr {
-    let mut d = Vec::new();
-    let mut w = nft::netlink::Writer::new(&mut d);
-    for (t, v) in [(1, 1), (2, 1), (3, 1), (4, 4), (5, 4)] {
-        w.put_be32(t, v);
-    }
-    Expr::Other {
-        name: "byteorder".into(),
-        data: d,
-    }
+    Expr::Byteorder(nft::expr::Byteorder {
+        sreg: reg::R1,
+        dreg: reg::R1,
+        op: nft::expr::byteorder::HTON,
+        len: 4,
+        size: 4,
+    })
 }
 /// `data` into register `r`.
 pub fn imm(r: u32, data: &[u8]) -> Expr {

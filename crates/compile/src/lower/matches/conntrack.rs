@@ -16,8 +16,7 @@ use iptables::ext::matches::conntrack::{
     Conntrack, CtAddr, CtPorts, ST_DNAT, ST_ESTABLISHED, ST_INVALID, ST_NEW, ST_RELATED, ST_SNAT,
     ST_UNTRACKED,
 };
-use nft::expr::{ct, reg};
-use nft::netlink::Writer;
+use nft::expr::{byteorder, ct, reg, Byteorder};
 use nft::Expr;
 
 /// nftables' `ct state` bit for an untracked packet (`NF_CT_STATE_UNTRACKED_BIT`).
@@ -63,20 +62,15 @@ pub(crate) fn state_test(cx: &mut Cx, mask: u32, invert: bool) {
 }
 
 /// `byteorder reg1 = hton(reg1, 4, 4)`, for ordered comparisons (`range`
-/// compares bytes) of a host-order u32. The `Expr` enum has no byteorder
-/// variant, so it is written as a raw expression (NFTA_BYTEORDER_*).
+/// compares bytes) of a host-order u32.
 pub(crate) fn hton32(cx: &mut Cx) {
-    let mut data = Vec::with_capacity(40);
-    let mut w = Writer::new(&mut data);
-    w.put_be32(1, reg::R1); // SREG
-    w.put_be32(2, reg::R1); // DREG
-    w.put_be32(3, 1); // OP: NFT_BYTEORDER_HTON
-    w.put_be32(4, 4); // LEN
-    w.put_be32(5, 4); // SIZE
-    cx.push(Expr::Other {
-        name: "byteorder".into(),
-        data,
-    });
+    cx.push(Expr::Byteorder(Byteorder {
+        sreg: reg::R1,
+        dreg: reg::R1,
+        op: byteorder::HTON,
+        len: 4,
+        size: 4,
+    }));
 }
 
 fn addr(cx: &mut Cx, key: u32, dir: u8, a: &CtAddr) {

@@ -4,15 +4,18 @@
 //! - save:    `ctmark = (ctmark & ~ctmask) ^ ((nfmark & nfmask) <shift>)`
 //! - restore: `nfmark = (nfmark & ~nfmask) ^ ((ctmark & ctmask) <shift>)`
 //!
-//! and nothing when the packet has no conntrack. With the mask/xor `bitwise`
-//! only one mark can feed a result, so save/restore lower natively when one
-//! of the two operands is constant (a full or empty mask), and a shift only
-//! when what it shifts is a constant; the rest needs a register-to-register
-//! bitwise or a shift, which `nft::Expr::Bitwise` does not emit.
+//! and nothing when the packet has no conntrack. Marks are host-order u32
+//! registers, so the mask/xor `bitwise` and the `bitwise` shift (one
+//! 32-bit word) compute each step exactly. With only constant operands for
+//! mask/xor, one mark can feed a result: save/restore lower natively when
+//! one of the two marks is fully kept or fully replaced (a full or empty
+//! mask); merging parts of both needs a register-to-register bitwise.
 
-use super::mark::{assign, load, MarkOf};
+use super::mark::{assign, load, store, MarkOf};
 use crate::lower::{Cx, LowerError, Result};
 use iptables::ext::targets::connmark::{Connmark, ConnmarkMode};
+use nft::expr::{reg, Shift};
+use nft::Expr;
 
 const ALL: u32 = u32::MAX;
 
@@ -23,8 +26,8 @@ fn shift_not_native(t: &Connmark) -> LowerError {
             if t.shift_right { "right" } else { "left" },
             t.shift_bits
         ),
-        "shifting a mark read from the packet or conntrack needs the bitwise \
-         shift operation, which nft::Expr::Bitwise (mask/xor) does not emit",
+        "a shift by 32 or more bits is undefined in the kernel's C (its effect \
+         depends on the CPU), and the bitwise shift takes less than 32",
     )
 }
 
@@ -37,8 +40,7 @@ fn combine_not_native(what: &str) -> LowerError {
     )
 }
 
-/// `v` shifted as the target says; `None` for a shift by 32 bits (undefined
-/// in the kernel's C, so its effect depends on the CPU).
+/// `v` shifted as the target says; `None` for a shift by 32 bits or more.
 fn shifted(t: &Connmark, v: u32) -> Option<u32> {
     match (t.shift_bits, t.shift_right) {
         (0, _) => Some(v),
@@ -48,18 +50,54 @@ fn shifted(t: &Connmark, v: u32) -> Option<u32> {
     }
 }
 
+/// `dst = ((src & and) ^ xor) <shift>`; callers pass `and != 0` (an empty
+/// `and` makes the result a constant, handled before).
+fn assign_shifted(
+    cx: &mut Cx,
+    t: &Connmark,
+    dst: MarkOf,
+    src: MarkOf,
+    and: u32,
+    xor: u32,
+) -> Result<()> {
+    if t.shift_bits == 0 {
+        assign(cx, dst, Some(src), and, xor);
+        return Ok(());
+    }
+    if t.shift_bits >= 32 {
+        return Err(shift_not_native(t));
+    }
+    load(cx, src);
+    if and != ALL || xor != 0 {
+        cx.push(Expr::Bitwise {
+            sreg: reg::R1,
+            dreg: reg::R1,
+            len: 4,
+            mask: and.to_ne_bytes().to_vec(),
+            xor: xor.to_ne_bytes().to_vec(),
+        });
+    }
+    cx.push(Expr::Shift(Shift {
+        sreg: reg::R1,
+        dreg: reg::R1,
+        len: 4,
+        right: t.shift_right,
+        amount: u32::from(t.shift_bits),
+    }));
+    store(cx, dst);
+    Ok(())
+}
+
 pub fn lower(t: &Connmark, cx: &mut Cx) -> Result<()> {
     let (conn, pkt) = (MarkOf::Conn, MarkOf::Packet);
     match t.mode {
         ConnmarkMode::Set => {
-            if t.shift_bits == 0 {
-                assign(cx, conn, Some(conn), !t.ctmask, t.ctmark);
-            } else if t.ctmask == ALL {
+            if t.ctmask == ALL {
                 // The new mark is a constant: shift it here.
                 let v = shifted(t, t.ctmark).ok_or_else(|| shift_not_native(t))?;
                 assign(cx, conn, None, 0, v);
             } else {
-                return Err(shift_not_native(t));
+                assign_shifted(cx, t, conn, conn, !t.ctmask, t.ctmark)?;
             }
         }
         ConnmarkMode::Save => {
@@ -67,10 +105,7 @@ pub fn lower(t: &Connmark, cx: &mut Cx) -> Result<()> {
                 // Nothing of the packet mark: ctmark &= ~ctmask.
                 assign(cx, conn, Some(conn), !t.ctmask, 0);
             } else if t.ctmask == ALL {
-                if t.shift_bits != 0 {
-                    return Err(shift_not_native(t));
-                }
-                assign(cx, conn, Some(pkt), t.nfmask, 0);
+                assign_shifted(cx, t, conn, pkt, t.nfmask, 0)?;
             } else {
                 return Err(combine_not_native("save"));
             }
@@ -82,10 +117,7 @@ pub fn lower(t: &Connmark, cx: &mut Cx) -> Result<()> {
                 load(cx, conn);
                 assign(cx, pkt, Some(pkt), !t.nfmask, 0);
             } else if t.nfmask == ALL {
-                if t.shift_bits != 0 {
-                    return Err(shift_not_native(t));
-                }
-                assign(cx, pkt, Some(conn), t.ctmask, 0);
+                assign_shifted(cx, t, pkt, conn, t.ctmask, 0)?;
             } else {
                 return Err(combine_not_native("restore"));
             }
@@ -171,6 +203,37 @@ mod tests {
                 cm(Restore, 0, 0, ALL, 0),
                 vec![ct(c, None), imm(1, &[0; 4]), meta_set(m)],
             ),
+            // --set-mark 0x23/0x42 --right-shift-mark 5 (ctmask 0x63):
+            // ((ct & ~0x63) ^ 0x23) >> 5
+            (
+                cm(Set, 0x23, 0x63, ALL, -5),
+                vec![
+                    ct(c, None),
+                    bitwise(!0x63, 0x23),
+                    shift(true, 5),
+                    ct_set(c, None),
+                ],
+            ),
+            // --save-mark --left-shift-mark 1: ct = nfmark << 1
+            (
+                cm(Save, 0, ALL, ALL, 1),
+                vec![meta(m), shift(false, 1), ct_set(c, None)],
+            ),
+            // --save-mark --nfmask 0xff00 --right-shift-mark 8
+            (
+                cm(Save, 0, ALL, 0xff00, -8),
+                vec![meta(m), bitwise(0xff00, 0), shift(true, 8), ct_set(c, None)],
+            ),
+            // --restore-mark --ctmask 0xff --left-shift-mark 31
+            (
+                cm(Restore, 0, 0xff, ALL, 31),
+                vec![ct(c, None), bitwise(0xff, 0), shift(false, 31), meta_set(m)],
+            ),
+            // --restore-mark --right-shift-mark 1
+            (
+                cm(Restore, 0, ALL, ALL, -1),
+                vec![ct(c, None), shift(true, 1), meta_set(m)],
+            ),
         ];
         for (t, want) in cases {
             for fam in [Family::Ipv4, Family::Ipv6] {
@@ -183,12 +246,13 @@ mod tests {
     fn not_native() {
         use ConnmarkMode::*;
         for t in [
-            cm(Set, 0x23, 0x63, ALL, -5),
+            cm(Set, 0x23, 0x63, ALL, -32),
             cm(Set, 0x23, ALL, ALL, 32),
+            cm(Save, 0, ALL, ALL, 40),
             cm(Save, 0, 0xff, 0xff, 0),
-            cm(Save, 0, ALL, ALL, 1),
+            cm(Save, 0, 0xff, 0xff, 3),
             cm(Restore, 0, 0xff, 0xff, 0),
-            cm(Restore, 0, ALL, ALL, -1),
+            cm(Restore, 0, 0xff, 0xff, -1),
         ] {
             let e = run(Family::Ipv4, |cx| lower(&t, cx)).unwrap_err();
             assert!(matches!(e, LowerError::NotNative { .. }), "{t:?}");

@@ -9,8 +9,14 @@
 //! - `--zone[-orig|-reply] mark`: `ct zone set meta mark`; the kernel takes
 //!   the zone id as the low 16 bits of the mark, which are the first two
 //!   bytes of the 32-bit host-order register only on little-endian hosts.
-//! - `--helper`, `--timeout`: need ct helper / ct timeout objects and the
-//!   objref expression, which `nft::Expr` lacks.
+//! - `--helper`: no native form in the raw table: xt_CT puts the helper on
+//!   the template the conntrack is later made from, while a `ct helper`
+//!   object (`objref`) only acts on an existing, unconfirmed conntrack,
+//!   which a packet does not have yet at raw's priority (-300, before
+//!   conntrack at -200), so it would do nothing there.
+//! - `--timeout`: names a timeout policy of nfnetlink_cttimeout (made with
+//!   `nfct`); an nftables `ct timeout` object is a separate object of the
+//!   table with its own values and cannot refer to that policy.
 //! - `--ctevents`, `--expevents`: no native form: `ct event set` changes
 //!   the event mask of an existing conntrack only (in the raw table there is
 //!   none yet, while xt_CT puts the mask on the template), and there is no
@@ -30,15 +36,16 @@ pub fn lower(t: &Ct, cx: &mut Cx) -> Result<()> {
     if !t.helper.is_empty() {
         return Err(LowerError::not_native(
             format!("-j CT --helper {}", t.helper),
-            "assigning a helper needs a ct helper object and the objref \
-             expression, which nft::Expr lacks",
+            "a ct helper object only acts on an existing conntrack, which a \
+             packet does not have yet in the raw table, where xt_CT attaches \
+             the helper to the template",
         ));
     }
     if !t.timeout.is_empty() {
         return Err(LowerError::not_native(
             format!("-j CT --timeout {}", t.timeout),
-            "a timeout policy needs a ct timeout object and the objref \
-             expression, which nft::Expr lacks",
+            "the timeout policy is an nfnetlink_cttimeout object, which \
+             nftables' ct timeout objects cannot refer to",
         ));
     }
     if t.ct_events != 0 || t.exp_events != 0 {

@@ -1,11 +1,10 @@
-//! Lowering of `-j TCPMSS`: no native form. It would need the exthdr
-//! expression (write `tcp option maxseg size`) and, for
-//! `--clamp-mss-to-pmtu`, the rt expression (`rt mtu`), neither of which
-//! `nft::Expr` has; and even with them the semantics differ: xt_TCPMSS only
-//! ever lowers the MSS (`--set-mss`, and the clamp takes the minimum of the
-//! path MTU and the incoming interface's MTU) and inserts an MSS option into
-//! SYNs that lack one, while `tcp option maxseg size set` rewrites an
-//! existing option unconditionally.
+//! Lowering of `-j TCPMSS`: no native form. The pieces exist
+//! (`exthdr` writes `tcp option maxseg size`, `rt` loads the path MSS for
+//! `--clamp-mss-to-pmtu`, and both the kernel's option write and xt_TCPMSS
+//! only ever lower the MSS), but xt_TCPMSS also inserts an MSS option into
+//! a SYN that has none (clamped to 536 for IPv4, 1220 for IPv6), and no
+//! nftables expression adds a TCP option, so such SYNs would pass
+//! unchanged.
 
 use crate::lower::{Cx, LowerError, Result};
 use iptables::ext::targets::tcpmss::{Tcpmss, CLAMP_PMTU};
@@ -18,9 +17,8 @@ pub fn lower(t: &Tcpmss, _: &mut Cx) -> Result<()> {
     };
     Err(LowerError::not_native(
         what,
-        "needs the exthdr (tcp option maxseg) and rt (mtu) expressions, \
-         which nft::Expr lacks; and nft's option write is unconditional, \
-         while TCPMSS only lowers the MSS and inserts a missing MSS option",
+        "TCPMSS inserts an MSS option into SYNs without one, and no nftables \
+         expression adds a TCP option (the exthdr write only rewrites one)",
     ))
 }
 
