@@ -10,6 +10,7 @@
 
 pub mod plan;
 pub mod read;
+pub mod scope;
 pub mod session;
 
 pub use session::Session;

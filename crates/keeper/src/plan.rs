@@ -41,10 +41,6 @@ pub struct KernelApply {
     pub tag: Tag,
     next_rule_id: u32,
     next_set_id: u32,
-    /// While rewriting rules after a chain rename: the rule text to store
-    /// (new chain name) while the expressions still name the old one (the
-    /// kernel applies the rename only at commit).
-    text_override: Option<Rule>,
 }
 
 fn unsupported(e: impl std::fmt::Display) -> Error {
@@ -63,7 +59,6 @@ impl KernelApply {
             tag: 0,
             next_rule_id: 1,
             next_set_id: 1,
-            text_override: None,
         }
     }
 
@@ -151,8 +146,7 @@ impl KernelApply {
             self.batch.add(&es, self.tag);
         }
         self.next_set_id += lowered.sets.len() as u32;
-        let text_rule = self.text_override.take();
-        let text_rule = text_rule.as_ref().unwrap_or(rule);
+        let text_rule = rule;
         let mut text = String::new();
         save_rule_body(
             &mut text,
@@ -249,14 +243,13 @@ impl KernelApply {
             Command::Append(chain) => {
                 let before = t.chain(&chain).map(|c| c.len).unwrap_or(0);
                 execute_owned(t, p, out)?;
-                let added: Vec<(RuleId, Rule, Counters)> = t
-                    .rules(&chain)
-                    .map(|it| {
-                        it.skip(before)
-                            .map(|r| (r.id, r.body.clone(), r.counters))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let after = t.chain(&chain).map(|c| c.len).unwrap_or(0);
+                // By position, O(log n) each: walking the chain to skip the
+                // old rules made a restore of one long chain O(n²).
+                let added: Vec<(RuleId, Rule, Counters)> = (before + 1..=after)
+                    .filter_map(|pos| t.rule_at(&chain, pos).ok())
+                    .map(|r| (r.id, r.body.clone(), r.counters))
+                    .collect();
                 for (id, r, c) in added {
                     self.new_rule(kind, &chain, id, &r, c, Placement::Append, None)?;
                 }
@@ -353,12 +346,15 @@ impl KernelApply {
                 };
                 execute_owned(t, p, out)?;
                 let (fam, tname) = (self.fam(), layout::table_name(kind));
+                // Non-recursive: the kernel refuses (EBUSY) a chain that
+                // still has rules or references, which a partial read
+                // cannot see (the session re-reads to word the error).
                 for n in names {
-                    self.batch.delete(&Chain::new(fam, &tname, &n), self.tag);
+                    self.batch
+                        .delete_nonrec(&Chain::new(fam, &tname, &n), self.tag);
                 }
             }
             Command::Rename(old, new) => {
-                let old_name = old.clone();
                 let handle = self.chain_handles.get(&(kind, old.clone())).copied();
                 execute_owned(t, p, out)?;
                 let Some(h) = handle else {
@@ -372,10 +368,10 @@ impl KernelApply {
                 self.batch.add(&c, self.tag);
                 self.chain_handles.remove(&(kind, old));
                 self.chain_handles.insert((kind, new.clone()), h);
-                // The kernel's jumps follow the chain object, but each
-                // referring rule's userdata names the chain: rewrite those
-                // rules (O(references), like iptables' own rename).
-                self.rewrite_jumps_to(kind, t, &old_name, &new)?;
+                // The kernel's jumps follow the chain object; referring
+                // rules keep the old name in their userdata text, and
+                // reading takes the target from the verdict (crate::read),
+                // so a rename is O(1) and needs no referring rule read.
             }
             Command::Policy(chain, policy, counters) => {
                 execute_owned(t, p, out)?;
@@ -406,34 +402,6 @@ impl KernelApply {
                 self.zero(kind, t, &chains, num)?;
             }
             Command::Check(_) | Command::Help | Command::Version => {}
-        }
-        Ok(())
-    }
-
-    /// Replace every rule that jumps/goes to `chain` by itself, so its
-    /// userdata text carries the chain's current name.
-    fn rewrite_jumps_to(
-        &mut self,
-        kind: TableKind,
-        t: &Table<Rule>,
-        old: &str,
-        new: &str,
-    ) -> Result<(), Error> {
-        use ruleset::RuleBody;
-        let mut todo = Vec::new();
-        for c in t.chains() {
-            for r in t.rules(c.name).into_iter().flatten() {
-                if r.body.jump_target() == Some(new) {
-                    todo.push((c.name.to_string(), r.id, r.body.clone(), r.counters));
-                }
-            }
-        }
-        for (c, id, body, counters) in todo {
-            let at = self.loc(kind, id);
-            let mut with_old = body.clone();
-            with_old.retarget(old);
-            self.text_override = Some(body);
-            self.new_rule(kind, &c, id, &with_old, counters, Placement::Replace, at)?;
         }
         Ok(())
     }

@@ -10,7 +10,7 @@ use compile::layout;
 use compile::userdata::{self, catalog};
 use iptables::parse::{parse, restore::tokenize, ParseOpts};
 use iptables::Rule;
-use nft::{Expr, Socket};
+use nft::{Expr, Socket, Verdict};
 use ruleset::{Counters, Family, Policy, RuleId, Table, TableKind};
 use std::collections::HashMap;
 
@@ -33,14 +33,53 @@ pub struct Snapshot {
 /// How much of a table a command needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Scope {
-    /// Everything (listings of all chains, -X, -E, -Z, restore).
+    /// Everything (listings of all chains, -X/-F/-Z of all chains, restore).
     Table,
-    /// Only the named chains, each fetched by name, no rules (-A, -I at the
-    /// head, -N, -P): O(1) kernel requests, independent of the table size.
-    Names(Vec<String>),
-    /// The chains and the rules of one chain (-D, -R, -I N, -S CHAIN):
-    /// O(chains + rules of that chain).
-    Chain(String),
+    /// Only `names`, each chain fetched by name (O(1) kernel requests,
+    /// independent of the table size), and the rules of the chains in
+    /// `rules_of` (one rule dump each, O(rules of that chain)). Chains that
+    /// the read rules jump to are known to exist (the kernel holds the
+    /// reference) and enter the model empty, unread.
+    Part {
+        names: Vec<String>,
+        rules_of: Vec<String>,
+    },
+}
+
+impl Scope {
+    /// Only these chains, by name, without their rules.
+    pub fn names(names: Vec<String>) -> Scope {
+        Scope::Part {
+            names,
+            rules_of: Vec::new(),
+        }
+    }
+
+    /// Widen `self` by what `other` needs.
+    pub fn merge(&mut self, other: Scope) {
+        match (&mut *self, other) {
+            (Scope::Table, _) => {}
+            (me, Scope::Table) => *me = Scope::Table,
+            (
+                Scope::Part { names, rules_of },
+                Scope::Part {
+                    names: n2,
+                    rules_of: r2,
+                },
+            ) => {
+                for n in n2 {
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+                for n in r2 {
+                    if !rules_of.contains(&n) {
+                        rules_of.push(n);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Read table `kind` of `family`, all of it.
@@ -71,58 +110,48 @@ pub fn read_scoped(
         overflow: HashMap::new(),
         foreign: Vec::new(),
     };
-    let exists = match scope {
-        Scope::Names(_) => sock.get(&nft::Table::new(fam, &tname))?.is_some(),
-        _ => sock.tables(fam)?.iter().any(|t| t.name == tname),
-    };
-    if !exists {
+    if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
         return Ok(snap);
     }
     snap.exists = true;
     // Filter by table here too: a dump request's table filter is advisory.
     let chains = match scope {
-        Scope::Names(names) => {
+        Scope::Part { names, rules_of } => {
             let mut v = Vec::new();
-            for n in names {
+            for n in names
+                .iter()
+                .chain(rules_of.iter().filter(|r| !names.contains(r)))
+            {
                 if let Some(c) = sock.get(&nft::Chain::new(fam, &tname, n))? {
                     v.push(c);
                 }
             }
             v
         }
-        _ => sock.chains(fam, Some(&tname))?,
+        Scope::Table => sock.chains(fam, Some(&tname))?,
     };
     for c in chains.iter().filter(|c| c.table == tname) {
-        if let Some(h) = c.handle {
-            snap.chain_handles.insert(c.name.clone(), h);
-        }
-        if c.hook.is_some() {
-            if layout::base_chain(kind, &c.name).is_none() {
-                snap.foreign.push(format!(
-                    "base chain {} (not an iptables chain of this table)",
-                    c.name
-                ));
-                continue;
-            }
-            let policy = if c.policy == Some(nft::chain::POLICY_DROP) {
-                Policy::Drop
-            } else {
-                Policy::Accept
-            };
-            let counters = c
-                .counters
-                .map(|(bytes, packets)| Counters { packets, bytes });
-            let _ = snap.table.set_policy(&c.name, policy, counters);
-        } else if snap.table.new_chain(&c.name).is_err() {
-            snap.foreign.push(format!("chain {}", c.name));
-        }
+        add_chain(&mut snap, kind, c);
+    }
+    let only: Option<&[String]> = match scope {
+        Scope::Part { rules_of, .. } => Some(rules_of),
+        Scope::Table => None,
+    };
+    if only.is_some() {
+        use std::hash::{BuildHasher, Hasher};
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        snap.table.set_next_id((random >> 2) | (1 << 61));
+    }
+    if only.is_some_and(|o| o.is_empty()) {
+        return Ok(snap);
     }
     // Overflow texts: the catalog set, if the table has one.
     let mut texts: HashMap<RuleId, Vec<(u32, String)>> = HashMap::new();
     if sock
-        .sets(fam, Some(&tname))?
-        .iter()
-        .any(|s| s.table == tname && s.name == catalog::SET)
+        .get(&nft::Set::new(fam, &tname, catalog::SET))?
+        .is_some()
     {
         for e in sock.set_elems(fam, &tname, catalog::SET)? {
             if let Some((id, n, t)) = e
@@ -135,59 +164,131 @@ pub fn read_scoped(
             }
         }
     }
-    if *scope != Scope::Table {
-        use std::hash::{BuildHasher, Hasher};
-        let random = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish();
-        snap.table.set_next_id((random >> 2) | (1 << 61));
-    }
-    if let Scope::Names(_) = scope {
-        return Ok(snap);
-    }
-    let only = match scope {
-        Scope::Chain(c) => Some(c.as_str()),
-        _ => None,
-    };
-    let mut rules: Vec<(String, u64, Option<Vec<u8>>, Counters)> = Vec::new();
-    sock.rules(fam, Some(&tname), only, |r| {
-        if r.table != tname || only.is_some_and(|c| c != r.chain) {
-            return Ok(());
-        }
-        let mut counters = Counters::default();
-        for e in r.exprs() {
-            if let Ok(Expr::Counter { bytes, packets }) = e {
-                counters = Counters { packets, bytes };
+    let mut rules: Vec<KernelRule> = Vec::new();
+    match only {
+        None => dump_rules(sock, fam, &tname, None, &mut rules)?,
+        Some(chains) => {
+            for c in chains {
+                if snap.table.chain(c).is_some() {
+                    dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
+                }
             }
         }
-        rules.push((
-            r.chain.to_string(),
-            r.handle.unwrap_or(0),
-            r.userdata.map(<[u8]>::to_vec),
+    }
+    for kr in rules {
+        let KernelRule {
+            chain,
+            handle,
+            userdata,
             counters,
-        ));
-        Ok(())
-    })?;
-    for (chain, handle, ud, counters) in rules {
-        match rebuild(family, kind, &chain, ud.as_deref(), &mut texts) {
-            Some((id, rule, chunks)) => match snap.table.append_with_id(&chain, id, rule, counters)
-            {
-                Ok(id) => {
-                    snap.handles.insert(id, handle);
-                    if chunks > 0 {
-                        snap.overflow.insert(id, chunks);
-                    }
-                }
-                Err(e) => snap
-                    .foreign
-                    .push(format!("rule handle {handle} in chain {chain} ({e})")),
-            },
-            None => snap.foreign.push(format!(
+            target,
+        } = kr;
+        let Some((id, mut rule, chunks)) =
+            rebuild(family, kind, &chain, userdata.as_deref(), &mut texts)
+        else {
+            snap.foreign.push(format!(
                 "rule handle {handle} in chain {chain} (no nfkeeper userdata)"
-            )),
+            ));
+            continue;
+        };
+        // The kernel's verdict names the target chain as it is now (a
+        // rename moves the jump, not our text), so it wins over the text.
+        if let Some(t) = target {
+            use ruleset::RuleBody;
+            if rule.jump_target().is_some_and(|old| old != t) {
+                rule.retarget(&t);
+            }
+            // With a partial read the target may not have been fetched; it
+            // exists (the kernel holds the reference), so it enters empty.
+            if only.is_some() && snap.table.chain(&t).is_none() {
+                let _ = snap.table.new_chain(&t);
+            }
+        }
+        match snap.table.append_with_id(&chain, id, rule, counters) {
+            Ok(id) => {
+                snap.handles.insert(id, handle);
+                if chunks > 0 {
+                    snap.overflow.insert(id, chunks);
+                }
+            }
+            Err(e) => snap
+                .foreign
+                .push(format!("rule handle {handle} in chain {chain} ({e})")),
         }
     }
     Ok(snap)
+}
+
+/// One kernel rule as far as reading it back needs.
+struct KernelRule {
+    chain: String,
+    handle: u64,
+    userdata: Option<Vec<u8>>,
+    counters: Counters,
+    /// The chain of its jump/goto verdict, if any.
+    target: Option<String>,
+}
+
+/// Rules of our table `tname` (of one chain, or all), appended to `out`.
+fn dump_rules(
+    sock: &mut Socket,
+    fam: nft::Family,
+    tname: &str,
+    chain: Option<&str>,
+    out: &mut Vec<KernelRule>,
+) -> Result<(), nft::Error> {
+    sock.rules(fam, Some(tname), chain, |r| {
+        if r.table != tname || chain.is_some_and(|c| c != r.chain) {
+            return Ok(());
+        }
+        let mut counters = Counters::default();
+        let mut target = None;
+        for e in r.exprs() {
+            match e {
+                Ok(Expr::Counter { bytes, packets }) => counters = Counters { packets, bytes },
+                Ok(Expr::Immediate {
+                    data: nft::Data::Verdict(Verdict::Jump(c) | Verdict::Goto(c)),
+                    ..
+                }) => target = Some(c),
+                _ => {}
+            }
+        }
+        out.push(KernelRule {
+            chain: r.chain.to_string(),
+            handle: r.handle.unwrap_or(0),
+            userdata: r.userdata.map(<[u8]>::to_vec),
+            counters,
+            target,
+        });
+        Ok(())
+    })
+}
+
+/// A chain from the kernel into the snapshot's model.
+fn add_chain(snap: &mut Snapshot, kind: TableKind, c: &nft::Chain) {
+    if let Some(h) = c.handle {
+        snap.chain_handles.insert(c.name.clone(), h);
+    }
+    if c.hook.is_some() {
+        if layout::base_chain(kind, &c.name).is_none() {
+            snap.foreign.push(format!(
+                "base chain {} (not an iptables chain of this table)",
+                c.name
+            ));
+            return;
+        }
+        let policy = if c.policy == Some(nft::chain::POLICY_DROP) {
+            Policy::Drop
+        } else {
+            Policy::Accept
+        };
+        let counters = c
+            .counters
+            .map(|(bytes, packets)| Counters { packets, bytes });
+        let _ = snap.table.set_policy(&c.name, policy, counters);
+    } else if snap.table.new_chain(&c.name).is_err() {
+        snap.foreign.push(format!("chain {}", c.name));
+    }
 }
 
 /// The logical rule of a kernel rule from its userdata (and, for a long

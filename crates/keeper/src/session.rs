@@ -6,8 +6,8 @@
 
 use crate::plan::{KernelApply, Loc};
 use crate::read::{read_scoped, Scope, Snapshot};
+use crate::scope::{restore_scopes, scope};
 use iptables::exec::{restore_with, save_table, RestoreError, RestoreOpts, RestoreStats};
-use iptables::parse::Command;
 use iptables::parse::Parsed;
 use iptables::{Error, Rule};
 use nft::Socket;
@@ -62,40 +62,11 @@ fn errno_err(errno: i32) -> Error {
     }
 }
 
-/// What a command must read: appends and head inserts only need their chain
-/// and jump target (fetched by name); commands that address rules of one
-/// chain read that chain; the rest (listings of everything, -L with its
-/// reference counts, -X, -E, -Z, -F of everything) read the table.
-pub fn scope(p: &Parsed) -> Scope {
-    use ruleset::RuleBody;
-    match &p.command {
-        Command::Append(ch)
-        | Command::Insert(ch, 1)
-        | Command::NewChain(ch)
-        | Command::Policy(ch, ..) => {
-            let mut names = vec![ch.clone()];
-            for r in &p.rules {
-                if let Some(t) = r.jump_target() {
-                    if !names.iter().any(|n| n == t) {
-                        names.push(t.to_string());
-                    }
-                }
-            }
-            Scope::Names(names)
-        }
-        Command::Insert(ch, _)
-        | Command::Replace(ch, _)
-        | Command::Delete(ch)
-        | Command::DeleteNum(ch, _)
-        | Command::Check(ch)
-        | Command::Flush(Some(ch))
-        | Command::ListRules {
-            chain: Some(ch),
-            zero: false,
-            ..
-        } => Scope::Chain(ch.clone()),
-        _ => Scope::Table,
-    }
+/// Kernel refusals that a partial read can cause without the model seeing
+/// them: a chain still in use (EBUSY), a jump loop or too deep a jump
+/// chain (ELOOP, EMLINK).
+fn unseen_conflict(e: &Error) -> bool {
+    [16, 31, 40].iter().any(|&n| e.msg == errno_err(n).msg)
 }
 
 impl Session {
@@ -161,9 +132,26 @@ impl Session {
     /// Run one parsed iptables command; returns its stdout. Reads only what
     /// the command needs (see [`scope`]).
     pub fn iptables(&mut self, p: Parsed) -> Result<String, Error> {
+        let sc = scope(&p);
+        let partial = sc != Scope::Table;
+        match self.iptables_in(p.clone(), &sc) {
+            // After a partial read the kernel saw what the read did not
+            // (rules or references of a deleted chain, a loop through
+            // unread chains). Read the table so the model words the error
+            // as iptables does (or, if the conflict vanished meanwhile,
+            // succeeds).
+            Err(e) if partial && unseen_conflict(&e) => {
+                self.warnings.clear();
+                self.iptables_in(p, &Scope::Table)
+            }
+            r => r,
+        }
+    }
+
+    fn iptables_in(&mut self, p: Parsed, sc: &Scope) -> Result<String, Error> {
         let genid = self.genid()?;
         let kind = p.table;
-        let mut snap = self.read_in(kind, &scope(&p))?;
+        let mut snap = self.read_in(kind, sc)?;
         let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
         Self::remember(&mut ap, kind, &snap);
         let mut out = String::new();
@@ -198,30 +186,40 @@ impl Session {
 
     /// iptables-restore: the whole input in one transaction.
     pub fn restore(&mut self, input: &str, o: &RestoreOpts) -> Result<RestoreStats, RestoreError> {
+        let scopes = restore_scopes(input, self.family, o.noflush, o.table, o.prog);
+        let partial = scopes.iter().any(|(_, s)| *s != Scope::Table);
+        match self.restore_in(input, o, scopes.clone()) {
+            // As for single commands: let the model see everything to word
+            // what the kernel refused.
+            Err(e) if partial && unseen_conflict(&e.err) => {
+                self.warnings.clear();
+                let all = scopes.into_iter().map(|(k, _)| (k, Scope::Table)).collect();
+                self.restore_in(input, o, all)
+            }
+            r => r,
+        }
+    }
+
+    fn restore_in(
+        &mut self,
+        input: &str,
+        o: &RestoreOpts,
+        scopes: Vec<(TableKind, Scope)>,
+    ) -> Result<RestoreStats, RestoreError> {
         let at0 = |e: Error| RestoreError { line: 0, err: e };
         let genid = self.genid().map_err(at0)?;
         let mut rs: Ruleset<Rule> = Ruleset::new();
         let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
-        // The tables the input names: read them (their current content is
-        // needed for --noflush, and their existence either way).
-        let mut kinds: Vec<TableKind> = Vec::new();
-        for l in input.lines() {
-            if let Some(k) = l
-                .strip_prefix('*')
-                .and_then(|t| TableKind::from_name(t.trim()))
-            {
-                if !kinds.contains(&k) && o.table.is_none_or(|t| t == k) {
-                    kinds.push(k);
-                }
-            }
-        }
-        for k in &kinds {
-            let snap = self.read(*k).map_err(at0)?;
-            Self::remember(&mut ap, *k, &snap);
+        // What the input needs of each table it names (see
+        // [`restore_scopes`]): whole tables when they are replaced, only the
+        // chains the lines touch with --noflush.
+        for (k, sc) in scopes {
+            let snap = self.read_in(k, &sc).map_err(at0)?;
+            Self::remember(&mut ap, k, &snap);
             if !o.noflush && !snap.foreign.is_empty() {
                 self.warnings.push(format!(
                     "Warning: restoring table {} replaces {} object(s) nfkeeper did not write",
-                    compile::layout::table_name(*k),
+                    compile::layout::table_name(k),
                     snap.foreign.len()
                 ));
             }

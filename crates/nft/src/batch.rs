@@ -14,7 +14,7 @@
 use crate::netlink::{
     nft_type, Msg, Tb, Writer, NFNL_BATCH_GENID, NFNL_MSG_BATCH_BEGIN, NFNL_MSG_BATCH_END,
     NFNL_SUBSYS_NFTABLES, NLMSG_ERROR, NLM_F_ACK, NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO,
-    NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST,
+    NLM_F_EXCL, NLM_F_NONREC, NLM_F_REPLACE, NLM_F_REQUEST,
 };
 use crate::{msg, Error, Object};
 
@@ -146,6 +146,13 @@ impl Batch {
     /// [`crate::rule`]: by handle, or a chain flush without handle).
     pub fn delete<O: Object>(&mut self, obj: &O, tag: Tag) -> u32 {
         self.push(O::DEL, 0, obj, tag)
+    }
+
+    /// Deletes `obj` only if nothing uses it (`NLM_F_NONREC`): a chain
+    /// with rules or references, a table with objects, fail with `EBUSY`
+    /// instead of being deleted with their contents.
+    pub fn delete_nonrec<O: Object>(&mut self, obj: &O, tag: Tag) -> u32 {
+        self.push(O::DEL, NLM_F_NONREC, obj, tag)
     }
 
     /// Adds a rule placed per `placement`; with `echo` the kernel sends the

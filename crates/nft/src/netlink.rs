@@ -20,6 +20,8 @@ pub const NLM_F_ECHO: u16 = 0x08;
 pub const NLM_F_DUMP_INTR: u16 = 0x10;
 pub const NLM_F_DUMP: u16 = 0x300;
 pub const NLM_F_REPLACE: u16 = 0x100;
+/// On delete requests: fail instead of deleting what the object contains.
+pub const NLM_F_NONREC: u16 = 0x100;
 pub const NLM_F_EXCL: u16 = 0x200;
 pub const NLM_F_CREATE: u16 = 0x400;
 pub const NLM_F_APPEND: u16 = 0x800;

@@ -3,7 +3,7 @@
 //! Callers validate first; these keep the slab, the trees, the id and spec
 //! indexes and the per-chain jump bookkeeping consistent with each other.
 
-use super::hash::{spec_key, FxSet};
+use super::hash::{spec_key, FxMap, FxSet};
 use super::{Rule, Table};
 use crate::seqtree::NIL;
 use crate::{Counters, Error, RuleBody, RuleId};
@@ -12,6 +12,13 @@ impl<R: RuleBody> Table<R> {
     // ----- jump graph -----------------------------------------------------
 
     /// `NoSuchTarget` / `Loop` checks for adding `body` to chain `cid`.
+    ///
+    /// A loop is what the kernel refuses (and what both iptables backends
+    /// refuse): a cycle of jumps reachable from a built-in chain. A cycle
+    /// among chains no built-in chain reaches is accepted, as iptables
+    /// accepts it; it is refused once a jump makes it reachable. Cost:
+    /// O(1) when the target has no jumps (the common case); otherwise the
+    /// chains reachable from the target and those reaching `cid`.
     pub(super) fn check_jump(&self, cid: u32, body: &R) -> Result<(), Error> {
         let Some(t) = body.jump_target() else {
             return Ok(());
@@ -19,31 +26,64 @@ impl<R: RuleBody> Table<R> {
         let Some(&target) = self.names.get(t) else {
             return Err(Error::NoSuchTarget(t.to_string()));
         };
-        if target.0 == cid || self.reaches(target.0, cid) {
+        let (to, from) = (target.0, cid);
+        let may_cycle = to == from || !self.ch(to).jumps.is_empty();
+        if may_cycle && self.reached_from_builtin(from) && self.cycle_from(to, (from, to)) {
             return Err(Error::Loop);
         }
         Ok(())
     }
 
-    /// Whether chain `to` is reachable from chain `from` through jumps.
-    /// Depth-first over the chain graph (edges are `Chain::jumps`, one per
-    /// distinct target): O(chains + edges reachable from `from`), independent
-    /// of the number of rules; O(1) when `from` has no jump rules, the common
-    /// case.
-    pub(super) fn reaches(&self, from: u32, to: u32) -> bool {
-        if self.ch(from).jumps.is_empty() {
-            return false;
-        }
+    /// Whether a built-in chain reaches chain `c` (or `c` is built-in):
+    /// backwards over the referring rules' chains. O(chains and referring
+    /// rules upstream of `c`).
+    fn reached_from_builtin(&self, c: u32) -> bool {
         let mut seen = FxSet::default();
-        seen.insert(from);
-        let mut stack = vec![from];
+        seen.insert(c);
+        let mut stack = vec![c];
         while let Some(c) = stack.pop() {
-            for &t in self.ch(c).jumps.keys() {
-                if t == to {
-                    return true;
+            if self.ch(c).builtin.is_some() {
+                return true;
+            }
+            for &slot in &self.ch(c).referrers {
+                let up = self.rec(slot).chain;
+                if seen.insert(up) {
+                    stack.push(up);
                 }
-                if seen.insert(t) {
-                    stack.push(t);
+            }
+        }
+        false
+    }
+
+    /// Whether the jump graph plus the edge `extra` has a cycle reachable
+    /// from chain `start`. Depth-first with on-stack marks: O(chains and
+    /// edges reachable from `start`).
+    fn cycle_from(&self, start: u32, extra: (u32, u32)) -> bool {
+        let succ = |c: u32| -> Vec<u32> {
+            let mut v: Vec<u32> = self.ch(c).jumps.keys().copied().collect();
+            if c == extra.0 {
+                v.push(extra.1);
+            }
+            v
+        };
+        // true = on the current path, false = finished.
+        let mut mark: FxMap<u32, bool> = FxMap::default();
+        mark.insert(start, true);
+        let mut stack = vec![(start, succ(start))];
+        while let Some((c, next)) = stack.last_mut() {
+            match next.pop() {
+                Some(n) => match mark.get(&n) {
+                    Some(true) => return true,
+                    Some(false) => {}
+                    None => {
+                        mark.insert(n, true);
+                        let s = succ(n);
+                        stack.push((n, s));
+                    }
+                },
+                None => {
+                    mark.insert(*c, false);
+                    stack.pop();
                 }
             }
         }

@@ -84,30 +84,37 @@ impl Model {
         self.chains[i].as_mut().unwrap()
     }
 
-    pub(super) fn reaches(&self, from: usize, to: usize) -> bool {
-        let mut seen = vec![false; self.chains.len()];
-        let mut stack = vec![from];
-        while let Some(c) = stack.pop() {
-            if c == to {
-                return true;
-            }
-            if std::mem::replace(&mut seen[c], true) {
-                continue;
-            }
-            for r in &self.chains[c].as_ref().unwrap().rules {
-                if let Some(t) = &r.1.jump {
-                    stack.push(self.find(t).unwrap());
-                }
-            }
-        }
-        false
-    }
-
+    /// The kernel's rule: refuse the jump if, with it, a cycle is reachable
+    /// from a built-in chain (a plain colouring DFS over all rules).
     pub(super) fn check_jump(&self, ci: usize, body: &B) -> Result<(), Error> {
         let Some(t) = &body.jump else { return Ok(()) };
         let ti = self.find(t).map_err(|_| Error::NoSuchTarget(t.clone()))?;
-        if self.reaches(ti, ci) {
-            return Err(Error::Loop);
+        let n = self.chains.len();
+        let mut adj = vec![Vec::new(); n];
+        for (i, c) in self.chains.iter().enumerate() {
+            for r in c.iter().flat_map(|c| &c.rules) {
+                if let Some(j) = &r.1.jump {
+                    adj[i].push(self.find(j).unwrap());
+                }
+            }
+        }
+        adj[ci].push(ti);
+        fn on_cycle(v: usize, adj: &[Vec<usize>], state: &mut [u8]) -> bool {
+            state[v] = 1;
+            for &w in &adj[v] {
+                if state[w] == 1 || (state[w] == 0 && on_cycle(w, adj, state)) {
+                    return true;
+                }
+            }
+            state[v] = 2;
+            false
+        }
+        let mut state = vec![0u8; n];
+        for i in 0..n {
+            let builtin = self.chains[i].as_ref().is_some_and(|c| c.builtin.is_some());
+            if builtin && state[i] == 0 && on_cycle(i, &adj, &mut state) {
+                return Err(Error::Loop);
+            }
         }
         Ok(())
     }

@@ -1,0 +1,221 @@
+//! What each invocation must read from the kernel (see [`Scope`]): the
+//! less a command reads, the less it depends on the ruleset's size.
+
+use crate::read::Scope;
+use iptables::parse::restore::tokenize;
+use iptables::parse::{parse, Command, ParseOpts, Parsed};
+use ruleset::{Family, TableKind};
+
+/// What a command must read. Appends, head inserts, -N, -P, -X CHAIN,
+/// -E and -F CHAIN only need their chains (fetched by name; the kernel
+/// refuses what the model can't see: deleting a chain that still has rules
+/// or references fails with EBUSY, see [`Session::iptables`]); commands that
+/// address rules of one chain (-D, -R, -I N, -C, -S CHAIN, -Z CHAIN) read
+/// that chain's rules; the rest (listings of everything, -L with its
+/// reference counts, -X/-F/-Z of all chains) read the table. Jump targets of
+/// the command's rules are fetched by name.
+pub fn scope(p: &Parsed) -> Scope {
+    use ruleset::RuleBody;
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |n: &str| {
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    };
+    let rules_of = match &p.command {
+        Command::Append(ch)
+        | Command::Insert(ch, 1)
+        | Command::NewChain(ch)
+        | Command::Policy(ch, ..)
+        | Command::DeleteChain(Some(ch))
+        | Command::Flush(Some(ch)) => {
+            add(ch);
+            Vec::new()
+        }
+        Command::Rename(old, new) => {
+            add(old);
+            add(new);
+            Vec::new()
+        }
+        Command::Insert(ch, _)
+        | Command::Replace(ch, _)
+        | Command::Delete(ch)
+        | Command::DeleteNum(ch, _)
+        | Command::Check(ch)
+        | Command::Zero {
+            chain: Some(ch), ..
+        }
+        | Command::ListRules {
+            chain: Some(ch), ..
+        } => vec![ch.clone()],
+        _ => return Scope::Table,
+    };
+    for r in &p.rules {
+        if let Some(t) = r.jump_target() {
+            add(t);
+        }
+    }
+    Scope::Part { names, rules_of }
+}
+
+/// What a restore must read, per table it names (in input order). Without
+/// `--noflush` each table is replaced, so all of it is read (its existence,
+/// and the foreign objects the replacement would remove). With `--noflush`
+/// the lines are applied to what is there: each line's command needs what
+/// [`scope`] says, and a `:CHAIN` line needs that chain; so adding to a few
+/// chains of a big table reads only those chains. A line that does not
+/// parse widens its table to [`Scope::Table`] (the restore then reports it).
+pub fn restore_scopes(
+    input: &str,
+    family: Family,
+    noflush: bool,
+    only: Option<TableKind>,
+    prog: &str,
+) -> Vec<(TableKind, Scope)> {
+    let mut out: Vec<(TableKind, Scope)> = Vec::new();
+    let mut cur: Option<usize> = None;
+    for line in input.lines() {
+        let line = line.trim_start();
+        if let Some(t) = line.strip_prefix('*') {
+            cur = TableKind::from_name(t.trim())
+                .filter(|k| only.is_none_or(|o| o == *k))
+                .map(|k| match out.iter().position(|(x, _)| *x == k) {
+                    Some(i) => i,
+                    None => {
+                        let first = if noflush {
+                            Scope::names(Vec::new())
+                        } else {
+                            Scope::Table
+                        };
+                        out.push((k, first));
+                        out.len() - 1
+                    }
+                });
+            continue;
+        }
+        let Some(i) = cur else { continue };
+        if !noflush || matches!(out[i].1, Scope::Table) {
+            continue;
+        }
+        let need = if let Some(decl) = line.strip_prefix(':') {
+            let name = decl.split_ascii_whitespace().next().unwrap_or("");
+            Scope::names(vec![name.to_string()])
+        } else if line.starts_with('-') || line.starts_with('[') {
+            line_scope(line, family, out[i].0, prog)
+        } else {
+            continue;
+        };
+        out[i].1.merge(need);
+    }
+    out
+}
+
+/// The scope of one restore rule line (optionally `[p:b]`-prefixed).
+fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope {
+    let body = match line.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or("", |(_, b)| b),
+        None => line,
+    };
+    let Ok(words) = tokenize(body) else {
+        return Scope::Table;
+    };
+    let argv: Vec<&str> = words.iter().map(String::as_str).collect();
+    let o = ParseOpts {
+        family,
+        restore: true,
+        table: Some(kind),
+        prog,
+    };
+    match parse(&argv, o) {
+        Ok(p) => scope(&p),
+        Err(_) => Scope::Table,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(names: &[&str], rules_of: &[&str]) -> Scope {
+        Scope::Part {
+            names: names.iter().map(|s| s.to_string()).collect(),
+            rules_of: rules_of.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn of(argv: &str) -> Scope {
+        let words: Vec<&str> = argv.split_whitespace().collect();
+        let o = ParseOpts {
+            family: Family::Ipv4,
+            restore: false,
+            table: None,
+            prog: "iptables",
+        };
+        scope(&parse(&words, o).expect("parses"))
+    }
+
+    #[test]
+    fn each_command_reads_what_it_needs() {
+        let cases: &[(&str, Scope)] = &[
+            ("-A FORWARD -s 10.0.0.1 -j ACCEPT", part(&["FORWARD"], &[])),
+            ("-A FORWARD -j web", part(&["FORWARD", "web"], &[])),
+            ("-I INPUT -g web", part(&["INPUT", "web"], &[])),
+            ("-I INPUT 3 -j web", part(&["web"], &["INPUT"])),
+            ("-N web", part(&["web"], &[])),
+            ("-P INPUT DROP", part(&["INPUT"], &[])),
+            ("-X web", part(&["web"], &[])),
+            ("-E web www", part(&["web", "www"], &[])),
+            ("-F web", part(&["web"], &[])),
+            ("-D FORWARD -s 10.0.0.1 -j ACCEPT", part(&[], &["FORWARD"])),
+            ("-D FORWARD -j web", part(&["web"], &["FORWARD"])),
+            ("-D FORWARD 7", part(&[], &["FORWARD"])),
+            ("-R FORWARD 2 -j DROP", part(&[], &["FORWARD"])),
+            ("-C FORWARD -j DROP", part(&[], &["FORWARD"])),
+            ("-S FORWARD", part(&[], &["FORWARD"])),
+            ("-Z FORWARD", part(&[], &["FORWARD"])),
+            ("-S", Scope::Table),
+            ("-L FORWARD", Scope::Table),
+            ("-X", Scope::Table),
+            ("-F", Scope::Table),
+            ("-Z", Scope::Table),
+        ];
+        for (argv, want) in cases {
+            assert_eq!(&of(argv), want, "{argv}");
+        }
+    }
+
+    #[test]
+    fn restore_reads_whole_tables_unless_noflush() {
+        let input = "*filter\n:INPUT DROP [0:0]\n:web - [0:0]\n-A INPUT -j web\n\
+                     [1:2] -A web -s 10.0.0.1 -j ACCEPT\n-D OUTPUT 1\nCOMMIT\n\
+                     *nat\n-A POSTROUTING -j MASQUERADE\nCOMMIT\n";
+        let f = Family::Ipv4;
+        let whole = restore_scopes(input, f, false, None, "iptables-restore");
+        assert_eq!(
+            whole,
+            vec![
+                (TableKind::Filter, Scope::Table),
+                (TableKind::Nat, Scope::Table)
+            ]
+        );
+        let nf = restore_scopes(input, f, true, None, "iptables-restore");
+        assert_eq!(
+            nf,
+            vec![
+                (TableKind::Filter, part(&["INPUT", "web"], &["OUTPUT"])),
+                (TableKind::Nat, part(&["POSTROUTING"], &[])),
+            ]
+        );
+        let only_nat = restore_scopes(input, f, true, Some(TableKind::Nat), "x");
+        assert_eq!(
+            only_nat,
+            vec![(TableKind::Nat, part(&["POSTROUTING"], &[]))]
+        );
+        // A line that does not parse (or needs everything) widens its table.
+        for line in ["-A INPUT --bogus", "-X", "-L"] {
+            let input = format!("*filter\n-A INPUT -j ACCEPT\n{line}\nCOMMIT\n");
+            let s = restore_scopes(&input, f, true, None, "x");
+            assert_eq!(s, vec![(TableKind::Filter, Scope::Table)], "{line}");
+        }
+    }
+}
