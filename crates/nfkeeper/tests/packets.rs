@@ -1,184 +1,30 @@
-//! Real packets: two network namespaces joined by a veth pair; rules written
-//! with nfkeeper (direct mode) in the server's namespace; TCP connections
-//! from the client must be accepted, dropped (time out), rejected (reset)
-//! exactly as the rules say, and counters must count. Uses python3 for the
-//! listener and the client. Skips without root, `ip` or python3.
+//! Real packets, basic verdicts: two network namespaces joined by a veth
+//! pair; rules written with nfkeeper (direct mode) in the server's
+//! namespace; TCP connections, UDP datagrams and pings from the client must
+//! be accepted, dropped (time out) or rejected exactly as the rules say, and
+//! counters must count. Skips without root, `ip` or python3.
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+mod common;
 
-struct Ns(String);
-
-impl Ns {
-    fn new(tag: &str) -> Option<Ns> {
-        let name = format!("nfk-pkt-{}-{tag}", std::process::id());
-        let ok = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        ok.then_some(Ns(name))
-    }
-
-    fn ip(&self, args: &[&str]) -> bool {
-        Command::new("ip")
-            .args(["-n", &self.0])
-            .args(args)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    }
-
-    fn exec(&self, argv: &[&str]) -> std::process::Output {
-        Command::new("ip")
-            .args(["netns", "exec", &self.0])
-            .args(argv)
-            .output()
-            .expect("ip netns exec")
-    }
-
-    fn spawn(&self, argv: &[&str]) -> Child {
-        Command::new("ip")
-            .args(["netns", "exec", &self.0])
-            .args(argv)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn")
-    }
-}
-
-impl Drop for Ns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-/// Accepts on every port given, forever (killed at the end).
-const SERVER: &str = r#"
-import socket, sys, threading
-def serve(p):
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("0.0.0.0", p)); s.listen(16)
-    while True:
-        c, _ = s.accept(); c.close()
-for p in sys.argv[1:]:
-    threading.Thread(target=serve, args=(int(p),), daemon=True).start()
-threading.Event().wait()
-"#;
-
-/// Prints ok / refused / timeout for a TCP connect.
-const CLIENT: &str = r#"
-import socket, sys
-s = socket.socket(); s.settimeout(1.0)
-try:
-    s.connect((sys.argv[1], int(sys.argv[2]))); print("ok")
-except ConnectionRefusedError: print("refused")
-except socket.timeout: print("timeout")
-except OSError as e: print("error", e)
-"#;
-
-fn connect(client: &Ns, port: u16) -> String {
-    let p = port.to_string();
-    let o = client.exec(&["python3", "-c", CLIENT, "10.89.0.1", &p]);
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn nfk(server: &Ns, args: &[&str]) {
-    let bin = env!("CARGO_BIN_EXE_nfkeeper");
-    let mut argv = vec![bin];
-    argv.extend_from_slice(args);
-    let o = server.exec(&argv);
-    assert!(
-        o.status.success(),
-        "nfkeeper {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
+use common::{lan, SRV4};
 
 #[test]
 fn tcp_verdicts_and_counters_over_veth() {
-    if !testkit::is_root() {
-        eprintln!("SKIP: needs root");
-        return;
-    }
-    if Command::new("python3").arg("-c").arg("1").status().is_err() {
-        eprintln!("SKIP: python3 is not installed");
-        return;
-    }
-    let (Some(server), Some(client)) = (Ns::new("srv"), Ns::new("cli")) else {
-        eprintln!("SKIP: cannot create network namespaces");
-        return;
-    };
-    let veth_ok = Command::new("ip")
-        .args([
-            "link", "add", "nfkv0", "netns", &server.0, "type", "veth", "peer", "name", "nfkv1",
-            "netns", &client.0,
-        ])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(veth_ok, "veth pair");
-    assert!(server.ip(&["addr", "add", "10.89.0.1/24", "dev", "nfkv0"]));
-    assert!(client.ip(&["addr", "add", "10.89.0.2/24", "dev", "nfkv1"]));
-    for (ns, dev) in [(&server, "nfkv0"), (&client, "nfkv1")] {
-        assert!(ns.ip(&["link", "set", dev, "up"]));
-        assert!(ns.ip(&["link", "set", "lo", "up"]));
-    }
-    let mut listener = server.spawn(&["python3", "-c", SERVER, "80", "81", "82", "83", "84"]);
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(connect(&client, 80), "ok", "no rules yet");
+    let Some(net) = lan("tcp") else { return };
+    let (server, client) = (&net.server, &net.client);
+    let _listener = server.serve(&["t80", "t81", "t82", "t83", "t84"]);
+    assert_eq!(client.tcp(SRV4, 80), "ok", "no rules yet");
 
-    nfk(
-        &server,
-        &[
-            "iptables", "-A", "INPUT", "-p", "tcp", "--dport", "81", "-j", "DROP",
-        ],
+    server.nfk_all(
+        "
+        iptables -A INPUT -p tcp --dport 81 -j DROP
+        iptables -A INPUT -p tcp --dport 82 -j REJECT --reject-with tcp-reset
+        iptables -N web
+        iptables -A web -s 10.89.0.2 -j DROP
+        iptables -A INPUT -p tcp -m multiport --dports 83,84 -j web
+        iptables -I web 1 -p tcp --dport 84 -j RETURN
+        ",
     );
-    nfk(
-        &server,
-        &[
-            "iptables",
-            "-A",
-            "INPUT",
-            "-p",
-            "tcp",
-            "--dport",
-            "82",
-            "-j",
-            "REJECT",
-            "--reject-with",
-            "tcp-reset",
-        ],
-    );
-    nfk(&server, &["iptables", "-N", "web"]);
-    nfk(
-        &server,
-        &["iptables", "-A", "web", "-s", "10.89.0.2", "-j", "DROP"],
-    );
-    nfk(
-        &server,
-        &[
-            "iptables",
-            "-A",
-            "INPUT",
-            "-p",
-            "tcp",
-            "-m",
-            "multiport",
-            "--dports",
-            "83,84",
-            "-j",
-            "web",
-        ],
-    );
-    nfk(
-        &server,
-        &[
-            "iptables", "-I", "web", "1", "-p", "tcp", "--dport", "84", "-j", "RETURN",
-        ],
-    );
-
     let cases = [
         (80, "ok"),
         (81, "timeout"),
@@ -187,61 +33,147 @@ fn tcp_verdicts_and_counters_over_veth() {
         (84, "ok"),
     ];
     for (port, want) in cases {
-        assert_eq!(connect(&client, port), want, "port {port}");
+        assert_eq!(
+            client.tcp(SRV4, port),
+            want,
+            "port {port}\n{}",
+            server.ruleset()
+        );
     }
 
-    // The DROP rule saw the SYN and its retransmissions: counters count.
-    let o = server.exec(&[
-        env!("CARGO_BIN_EXE_nfkeeper"),
-        "iptables",
-        "-v",
-        "-S",
-        "INPUT",
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    let drop_line = text
-        .lines()
-        .find(|l| l.contains("--dport 81"))
-        .expect("drop rule listed");
-    let packets: u64 = drop_line
-        .split(" -c ")
-        .nth(1)
-        .and_then(|c| c.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    assert!(packets >= 1, "DROP rule counted nothing: {drop_line}");
+    // The DROP rule saw the SYN (and maybe a retransmission): counters count.
+    let dropped = server.rule_packets("iptables", "filter", "INPUT", 1);
+    assert!(
+        dropped >= 1,
+        "DROP rule counted nothing\n{}",
+        server.ruleset()
+    );
 
     // Policy DROP on INPUT with an exception for established traffic and port
     // 80: only new connections to 80 get through.
-    nfk(&server, &["iptables", "-F", "INPUT"]);
-    nfk(
-        &server,
-        &[
-            "iptables",
-            "-A",
-            "INPUT",
-            "-m",
-            "conntrack",
-            "--ctstate",
-            "ESTABLISHED,RELATED",
-            "-j",
-            "ACCEPT",
-        ],
+    server.nfk_all(
+        "
+        iptables -F INPUT
+        iptables -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT
+        iptables -A INPUT -p tcp --dport 80 -j ACCEPT
+        iptables -P INPUT DROP
+        ",
     );
-    nfk(
-        &server,
-        &[
-            "iptables", "-A", "INPUT", "-p", "tcp", "--dport", "80", "-j", "ACCEPT",
-        ],
-    );
-    nfk(&server, &["iptables", "-P", "INPUT", "DROP"]);
     assert_eq!(
-        connect(&client, 80),
+        client.tcp(SRV4, 80),
         "ok",
         "allowed by rule under policy DROP"
     );
-    assert_eq!(connect(&client, 82), "timeout", "dropped by policy");
+    assert_eq!(client.tcp(SRV4, 82), "timeout", "dropped by policy");
+}
 
-    let _ = listener.kill();
-    let _ = listener.wait();
+/// UDP and ICMP echo, not only TCP: accept, drop, and the rule order that
+/// decides between them.
+#[test]
+fn udp_and_icmp_verdicts() {
+    let Some(net) = lan("udp") else { return };
+    let (server, client) = (&net.server, &net.client);
+    let _listener = server.serve(&["u5000", "u5001", "u5002"]);
+    assert_eq!(client.udp(SRV4, 5000), "reply nfkeeper", "no rules yet");
+    assert_eq!(client.ping(SRV4, 1, "0"), [0], "no rules yet");
+
+    server.nfk_all(
+        "
+        iptables -A INPUT -p udp --dport 5001 -j DROP
+        iptables -A INPUT -p udp --dport 5002 -j ACCEPT
+        iptables -A INPUT -p udp -m udp --dport 5000:5002 -j DROP
+        ",
+    );
+    let cases = [
+        (5000, "timeout"),
+        (5001, "timeout"),
+        (5002, "reply nfkeeper"),
+    ];
+    for (port, want) in cases {
+        assert_eq!(
+            client.udp(SRV4, port),
+            want,
+            "udp port {port}\n{}",
+            server.ruleset()
+        );
+    }
+
+    server.nfk("iptables -A INPUT -p icmp --icmp-type echo-request -j DROP");
+    assert!(
+        client.ping(SRV4, 2, "0").is_empty(),
+        "echo-request DROP\n{}",
+        server.ruleset()
+    );
+    server.nfk("iptables -I INPUT 1 -p icmp --icmp-type 8 -s 10.89.0.2 -j ACCEPT");
+    assert_eq!(
+        client.ping(SRV4, 2, "0"),
+        [0, 1],
+        "echo-request ACCEPT before the DROP\n{}",
+        server.ruleset()
+    );
+    assert_eq!(server.rule_packets("iptables", "filter", "INPUT", 1), 2);
+    assert_eq!(server.rule_packets("iptables", "filter", "INPUT", 5), 2);
+}
+
+/// `-g` (goto) vs `-j` (jump): when a jumped-to chain ends, processing goes
+/// on in the chain that jumped; when a goto'd chain ends, it goes on in the
+/// chain that called the one that did the goto.
+#[test]
+fn goto_returns_to_the_callers_caller() {
+    let Some(net) = lan("goto") else { return };
+    let (server, client) = (&net.server, &net.client);
+    let _listener = server.serve(&["t90", "t91", "t92"]);
+    server.nfk_all(
+        "
+        iptables -N outer
+        iptables -N inner
+        iptables -A inner -p tcp --dport 92 -j RETURN
+        iptables -A outer -p tcp --dport 90 -j inner
+        iptables -A outer -p tcp --dport 91 -g inner
+        iptables -A outer -p tcp --dport 92 -g inner
+        iptables -A outer -j DROP
+        iptables -A INPUT -p tcp --dport 90:92 -j outer
+        iptables -A INPUT -p tcp --dport 90:92 -j REJECT --reject-with tcp-reset
+        ",
+    );
+    let cases = [
+        (90, "timeout", "jump: back in outer, which drops"),
+        (
+            91,
+            "refused",
+            "goto: inner's end returns to INPUT, which resets",
+        ),
+        (92, "refused", "goto: RETURN in inner also returns to INPUT"),
+    ];
+    for (port, want, why) in cases {
+        assert_eq!(
+            client.tcp(SRV4, port),
+            want,
+            "port {port}: {why}\n{}",
+            server.ruleset()
+        );
+    }
+
+    // A goto from a base chain: the end of the target applies the policy.
+    server.nfk_all(
+        "
+        iptables -F INPUT
+        iptables -A INPUT -p tcp --dport 90 -g inner
+        iptables -A INPUT -p tcp --dport 90 -j ACCEPT
+        iptables -P INPUT DROP
+        ",
+    );
+    assert_eq!(
+        client.tcp(SRV4, 90),
+        "timeout",
+        "goto from INPUT: policy DROP, not the ACCEPT after the goto\n{}",
+        server.ruleset()
+    );
+    server.nfk("iptables -R INPUT 1 -p tcp --dport 90 -j inner");
+    assert_eq!(
+        client.tcp(SRV4, 90),
+        "ok",
+        "jump from INPUT: the ACCEPT after the jump\n{}",
+        server.ruleset()
+    );
 }
