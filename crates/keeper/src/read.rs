@@ -1,10 +1,11 @@
 //! Reading one of our tables back from the kernel into the model.
 //!
-//! Chains come from one chain dump of the table, rules from one rule dump;
-//! each rule is rebuilt from its userdata (id + canonical text), its counter
-//! expression gives the counters. Cost: O(objects in the table) — the kernel
-//! dump itself dominates (it restarts at the head of a chain for each 32 KiB
-//! reply, so one long chain dumps in O(n²/70)).
+//! Chains come from one chain dump of the table (or are fetched by name),
+//! rules from one rule dump per chain that has any; each rule is rebuilt
+//! from its userdata (id + canonical text), its counter expression gives
+//! the counters. Cost: O(objects read) in user space; the kernel's dumps
+//! dominate (a dump restarts at the head of its chain for each 32 KiB
+//! reply, so a chain of n rules dumps in O(n²/~100)).
 
 use compile::layout;
 use compile::userdata::{self, catalog};
@@ -147,32 +148,24 @@ pub fn read_scoped(
     if only.is_some_and(|o| o.is_empty()) {
         return Ok(snap);
     }
-    // Overflow texts: the catalog set, if the table has one.
-    let mut texts: HashMap<RuleId, Vec<(u32, String)>> = HashMap::new();
-    if sock
-        .get(&nft::Set::new(fam, &tname, catalog::SET))?
-        .is_some()
-    {
-        for e in sock.set_elems(fam, &tname, catalog::SET)? {
-            if let Some((id, n, t)) = e
-                .key
-                .as_deref()
-                .zip(e.userdata.as_deref())
-                .and_then(|(k, u)| catalog::parse(k, u))
-            {
-                texts.entry(id).or_default().push((n, t));
-            }
-        }
-    }
+    let mut texts = read_catalog(sock, fam, &tname)?;
     let mut rules: Vec<KernelRule> = Vec::new();
-    match only {
-        None => dump_rules(sock, fam, &tname, None, &mut rules)?,
-        Some(chains) => {
-            for c in chains {
-                if snap.table.chain(c).is_some() {
-                    dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
-                }
-            }
+    // One dump per chain, never one of the whole table: the kernel resumes
+    // a dump by skipping from the table's first rule for every 32 KiB
+    // reply, so a table-wide dump is O(rules²/~100) (1M rules: many
+    // minutes) while per-chain dumps cost O(Σ rules_c²/~100). Chains the
+    // kernel says nothing uses (no rules, no references) are skipped.
+    let wanted: Vec<&str> = match only {
+        None => chains
+            .iter()
+            .filter(|c| c.table == tname && c.use_count != Some(0))
+            .map(|c| c.name.as_str())
+            .collect(),
+        Some(list) => list.iter().map(String::as_str).collect(),
+    };
+    for c in wanted {
+        if snap.table.chain(c).is_some() {
+            dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
         }
     }
     for kr in rules {
@@ -229,7 +222,7 @@ struct KernelRule {
     target: Option<String>,
 }
 
-/// Rules of our table `tname` (of one chain, or all), appended to `out`.
+/// Rules of chain `chain` of our table `tname`, appended to `out`.
 fn dump_rules(
     sock: &mut Socket,
     fam: nft::Family,
@@ -291,15 +284,38 @@ fn add_chain(snap: &mut Snapshot, kind: TableKind, c: &nft::Chain) {
     }
 }
 
-/// The logical rule of a kernel rule from its userdata (and, for a long
-/// rule, its catalog chunks); also the number of chunks used.
-fn rebuild(
-    family: Family,
-    kind: TableKind,
-    chain: &str,
-    ud: Option<&[u8]>,
-    texts: &mut HashMap<RuleId, Vec<(u32, String)>>,
-) -> Option<(RuleId, Rule, u32)> {
+/// Overflow texts of the table's rules: its catalog set's elements, by
+/// rule id (chunk number, text). Empty without a catalog.
+pub(crate) type Texts = HashMap<RuleId, Vec<(u32, String)>>;
+
+pub(crate) fn read_catalog(
+    sock: &mut Socket,
+    fam: nft::Family,
+    tname: &str,
+) -> Result<Texts, nft::Error> {
+    let mut texts: Texts = HashMap::new();
+    if sock
+        .get(&nft::Set::new(fam, tname, catalog::SET))?
+        .is_some()
+    {
+        for e in sock.set_elems(fam, tname, catalog::SET)? {
+            if let Some((id, n, t)) = e
+                .key
+                .as_deref()
+                .zip(e.userdata.as_deref())
+                .and_then(|(k, u)| catalog::parse(k, u))
+            {
+                texts.entry(id).or_default().push((n, t));
+            }
+        }
+    }
+    Ok(texts)
+}
+
+/// A kernel rule's id and canonical text (the part after `-A CHAIN`) from
+/// its userdata and, for a long rule, its catalog chunks (taken out of
+/// `texts`); also the number of chunks used. `None`: not ours.
+pub(crate) fn rule_text(ud: Option<&[u8]>, texts: &mut Texts) -> Option<(RuleId, String, u32)> {
     let d = userdata::decode(ud?).ok()?;
     let id = d.id?;
     let mut text = d.text;
@@ -315,6 +331,19 @@ fn rebuild(
             return None;
         }
     }
+    Some((id, text, chunks))
+}
+
+/// The logical rule of a kernel rule from its userdata (and, for a long
+/// rule, its catalog chunks); also the number of chunks used.
+fn rebuild(
+    family: Family,
+    kind: TableKind,
+    chain: &str,
+    ud: Option<&[u8]>,
+    texts: &mut Texts,
+) -> Option<(RuleId, Rule, u32)> {
+    let (id, text, chunks) = rule_text(ud, texts)?;
     let words = tokenize(&text).ok()?;
     let mut argv: Vec<&str> = vec!["-A", chain];
     argv.extend(words.iter().map(String::as_str));

@@ -6,9 +6,10 @@
 
 use crate::plan::{KernelApply, Loc};
 use crate::read::{read_scoped, Scope, Snapshot};
+use crate::save::{save_table_to, Form, SaveError};
 use crate::scope::{restore_scopes, scope};
-use iptables::exec::{restore_with, save_table, RestoreError, RestoreOpts, RestoreStats};
-use iptables::parse::Parsed;
+use iptables::exec::{restore_with, RestoreError, RestoreOpts, RestoreStats};
+use iptables::parse::{Command, Parsed};
 use iptables::{Error, Rule};
 use nft::Socket;
 use ruleset::{Family, Ruleset, TableKind};
@@ -28,6 +29,9 @@ pub struct Session {
     pub family: Family,
     /// Warnings for stderr (foreign objects seen in our tables).
     pub warnings: Vec<String>,
+    /// The errno of the last commit the kernel refused (reset per attempt):
+    /// tells a kernel refusal from the model's own error of the same text.
+    refused: Option<i32>,
 }
 
 fn kernel_err(e: nft::Error) -> Error {
@@ -58,15 +62,20 @@ fn errno_err(errno: i32) -> Error {
                 "Resource temporarily unavailable: the ruleset changed concurrently; try again.",
             )
         },
-        e => Error::op(format!("{}.", std::io::Error::from_raw_os_error(e))),
+        // strerror's text, as iptables prints it (std adds "(os error N)").
+        e => {
+            let text = std::io::Error::from_raw_os_error(e).to_string();
+            let text = text.split(" (os error").next().unwrap_or_default();
+            Error::op(format!("{text}."))
+        }
     }
 }
 
 /// Kernel refusals that a partial read can cause without the model seeing
 /// them: a chain still in use (EBUSY), a jump loop or too deep a jump
 /// chain (ELOOP, EMLINK).
-fn unseen_conflict(e: &Error) -> bool {
-    [16, 31, 40].iter().any(|&n| e.msg == errno_err(n).msg)
+fn unseen_conflict(refused: Option<i32>) -> bool {
+    matches!(refused, Some(16 | 31 | 40))
 }
 
 impl Session {
@@ -76,21 +85,13 @@ impl Session {
             sock,
             family,
             warnings: Vec::new(),
+            refused: None,
         })
-    }
-
-    fn read(&mut self, kind: TableKind) -> Result<Snapshot, Error> {
-        self.read_in(kind, &Scope::Table)
     }
 
     fn read_in(&mut self, kind: TableKind, scope: &Scope) -> Result<Snapshot, Error> {
         let s = read_scoped(&mut self.sock, self.family, kind, scope).map_err(kernel_err)?;
-        for f in &s.foreign {
-            self.warnings.push(format!(
-                "Warning: table {}: {f} was not written by nfkeeper; left as is",
-                compile::layout::table_name(kind)
-            ));
-        }
+        self.warn_foreign(kind, s.foreign.clone());
         Ok(s)
     }
 
@@ -121,6 +122,7 @@ impl Session {
         }
         let rep = self.sock.commit(&mut ap.batch).map_err(kernel_err)?;
         if let Some(e) = rep.outcome.errors.first() {
+            self.refused = Some(-e.code);
             return Err(errno_err(-e.code));
         }
         if !rep.outcome.committed {
@@ -132,15 +134,58 @@ impl Session {
     /// Run one parsed iptables command; returns its stdout. Reads only what
     /// the command needs (see [`scope`]).
     pub fn iptables(&mut self, p: Parsed) -> Result<String, Error> {
+        // `-S` of a whole table: straight from the kernel's userdata, no
+        // model (O(output) memory; see crate::save).
+        if let Command::ListRules {
+            chain: None,
+            num: None,
+            zero: false,
+        } = p.command
+        {
+            if !p.flags.verbose {
+                return self.list_rules_streamed(p.table);
+            }
+        }
         let sc = scope(&p);
         let partial = sc != Scope::Table;
+        if let Command::DeleteChain(Some(ch)) = &p.command {
+            // -X CHAIN refused as busy: the chain has rules (read them: the
+            // model says "Directory not empty") or, with none, references.
+            let ch = ch.clone();
+            return match self.iptables_in(p.clone(), &sc) {
+                Err(_) if self.refused == Some(16) => {
+                    self.warnings.clear();
+                    let with_rules = Scope::Part {
+                        names: vec![ch.clone()],
+                        rules_of: vec![ch.clone()],
+                    };
+                    let snap = self.read_in(p.table, &with_rules)?;
+                    // The kernel's use count is rules + references; like
+                    // iptables, references are reported first.
+                    let fam = compile::layout::nft_family(self.family);
+                    let tname = compile::layout::table_name(p.table);
+                    let used = self
+                        .sock
+                        .get(&nft::Chain::new(fam, &tname, &ch))
+                        .map_err(kernel_err)?
+                        .and_then(|c| c.use_count)
+                        .unwrap_or(0) as usize;
+                    match snap.table.chain(&ch) {
+                        Some(c) if used > c.len || c.len == 0 => Err(errno_err(31)), // EMLINK
+                        Some(_) => Err(errno_err(16)),
+                        None => Err(errno_err(2)),
+                    }
+                }
+                r => r,
+            };
+        }
         match self.iptables_in(p.clone(), &sc) {
             // After a partial read the kernel saw what the read did not
             // (rules or references of a deleted chain, a loop through
             // unread chains). Read the table so the model words the error
             // as iptables does (or, if the conflict vanished meanwhile,
             // succeeds).
-            Err(e) if partial && unseen_conflict(&e) => {
+            Err(_) if partial && unseen_conflict(self.refused) => {
                 self.warnings.clear();
                 self.iptables_in(p, &Scope::Table)
             }
@@ -148,7 +193,36 @@ impl Session {
         }
     }
 
+    fn warn_foreign(&mut self, kind: TableKind, foreign: Vec<String>) {
+        for f in foreign {
+            self.warnings.push(format!(
+                "Warning: table {}: {f} was not written by nfkeeper; left as is",
+                compile::layout::table_name(kind)
+            ));
+        }
+    }
+
+    fn list_rules_streamed(&mut self, kind: TableKind) -> Result<String, Error> {
+        let mut out = Vec::new();
+        let mut foreign = Vec::new();
+        let r = save_table_to(
+            &mut self.sock,
+            self.family,
+            kind,
+            Form::Spec,
+            &mut out,
+            &mut foreign,
+        );
+        self.warn_foreign(kind, foreign);
+        match r {
+            Ok(_) => Ok(String::from_utf8_lossy(&out).into_owned()),
+            Err(SaveError::Kernel(e)) => Err(kernel_err(e)),
+            Err(SaveError::Output(e)) => Err(Error::other(format!("listing: {e}"))),
+        }
+    }
+
     fn iptables_in(&mut self, p: Parsed, sc: &Scope) -> Result<String, Error> {
+        self.refused = None;
         let genid = self.genid()?;
         let kind = p.table;
         let mut snap = self.read_in(kind, sc)?;
@@ -168,20 +242,43 @@ impl Session {
         header: impl Fn() -> String,
         footer: impl Fn() -> String,
     ) -> Result<String, Error> {
-        let mut out = String::new();
+        let mut out = Vec::new();
+        self.save_to(counters, only, header, footer, &mut out)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// [`Session::save`] streamed to `out`, table by table, without
+    /// building the model (see [`crate::save`]).
+    pub fn save_to(
+        &mut self,
+        counters: bool,
+        only: Option<TableKind>,
+        header: impl Fn() -> String,
+        footer: impl Fn() -> String,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), Error> {
         for kind in SAVE_ORDER {
             if only.is_some_and(|o| o != kind) {
                 continue;
             }
-            let snap = self.read(kind)?;
-            if !snap.exists {
-                continue;
+            let mut foreign = Vec::new();
+            let (header, footer) = (header(), footer());
+            let form = Form::Save {
+                counters,
+                header: &header,
+                footer: &footer,
+            };
+            let r = save_table_to(&mut self.sock, self.family, kind, form, out, &mut foreign);
+            self.warn_foreign(kind, foreign);
+            match r {
+                Ok(_) => {}
+                Err(SaveError::Kernel(e)) => return Err(kernel_err(e)),
+                Err(SaveError::Output(e)) => {
+                    return Err(Error::other(format!("writing the output: {e}")))
+                }
             }
-            out.push_str(&header());
-            save_table(&snap.table, counters, &mut out);
-            out.push_str(&footer());
         }
-        Ok(out)
+        Ok(())
     }
 
     /// iptables-restore: the whole input in one transaction.
@@ -191,7 +288,7 @@ impl Session {
         match self.restore_in(input, o, scopes.clone()) {
             // As for single commands: let the model see everything to word
             // what the kernel refused.
-            Err(e) if partial && unseen_conflict(&e.err) => {
+            Err(_) if partial && unseen_conflict(self.refused) => {
                 self.warnings.clear();
                 let all = scopes.into_iter().map(|(k, _)| (k, Scope::Table)).collect();
                 self.restore_in(input, o, all)
@@ -206,6 +303,7 @@ impl Session {
         o: &RestoreOpts,
         scopes: Vec<(TableKind, Scope)>,
     ) -> Result<RestoreStats, RestoreError> {
+        self.refused = None;
         let at0 = |e: Error| RestoreError { line: 0, err: e };
         let genid = self.genid().map_err(at0)?;
         let mut rs: Ruleset<Rule> = Ruleset::new();

@@ -136,8 +136,10 @@ impl Backend for State {
         counters: bool,
         only: Option<TableKind>,
         prog: &str,
-    ) -> Result<String, Error> {
-        Ok(self.save_text(counters, only, true, prog))
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), Error> {
+        out.write_all(self.save_text(counters, only, true, prog).as_bytes())
+            .map_err(|e| Error::other(format!("writing the output: {e}")))
     }
 
     fn restore(&mut self, input: &str, o: &RestoreOpts) -> Result<RestoreStats, RestoreError> {
