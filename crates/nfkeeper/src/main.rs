@@ -46,7 +46,7 @@ Usage:
   nfkeeper load [-6] [-c] FILE     load an iptables-save file into the model, print it back with timings
   nfkeeper bench model [--quick] [--sizes N,N] [--reps N]
                                    model benchmarks (restore, single operations, save) as Markdown
-  nfkeeper bench cf|ruleset [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
+  nfkeeper bench cf|ruleset|packet [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
                                    the studies' suites against iptables-legacy, iptables-nft, nft,
                                    each case in a private network namespace (root)
   nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,
@@ -123,14 +123,14 @@ fn run_bench(args: &[String]) -> i32 {
             print!("{}", bench::print_markdown(&results));
             0
         }
-        Some(suite @ ("cf" | "ruleset")) => {
+        Some(suite @ ("cf" | "ruleset" | "packet")) => {
             let mut argv = vec!["--suite".to_string(), suite.to_string()];
             argv.extend(args[1..].iter().cloned());
             bench::suites::cli::main(&argv)
         }
         _ => {
             eprintln!("usage: nfkeeper bench model [--quick] [--sizes N,N,...] [--reps N] [--op-reps N] [--batch K]");
-            eprintln!("       nfkeeper bench cf|ruleset [--quick] [--sizes N,...] [--reps N] [--adapters a,b] [--out DIR]");
+            eprintln!("       nfkeeper bench cf|ruleset|packet [--quick] [--sizes N,...] [--reps N] [--adapters a,b] [--out DIR]");
             2
         }
     }

@@ -6,7 +6,7 @@ use crate::suites::{self, Machine, Opts};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-const USAGE: &str = "usage: baseline-bench --suite cf|ruleset[,...] [--quick] [--sizes N,...] [--reps N] \
+const USAGE: &str = "usage: baseline-bench --suite cf|ruleset|packet[,...] [--quick] [--sizes N,...] [--reps N] \
 [--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--out DIR] [--progress|--quiet]";
 
 struct Args {
@@ -37,7 +37,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         Opts::default()
     };
     o.progress = std::io::stderr().is_terminal();
-    let (mut suites, mut adapters, mut out) = (Vec::new(), Vec::new(), "bench-results".to_string());
+    let (mut suites, mut adapters, mut out) = (Vec::new(), Vec::new(), String::new());
     let mut sizes = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -68,6 +68,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
     }
     if suites.is_empty() {
         return Err(format!("--suite is required\n{USAGE}"));
+    }
+    if out.is_empty() {
+        let stamp = suites::machine::utc(suites::machine::now_secs(), true);
+        out = format!("bench-results/{}-{stamp}", suites.join("+"));
     }
     if let Some(s) = sizes {
         if s.contains(&0) {
@@ -110,15 +114,21 @@ pub fn main(argv: &[String]) -> i32 {
             return 2;
         }
     };
-    let mut m = Machine::probe();
+    let mut m = Machine::probe(&std::env::args().collect::<Vec<_>>());
     for ad in &adapters {
         let v = ad
             .available()
             .unwrap_or_else(|why| format!("missing: {why}"));
-        m.tools.push((ad.name().to_string(), v));
+        m.set_tool(ad.name(), v);
     }
+    // The packet suite measures traffic, not commands: its own runner.
+    let packet = a
+        .suites
+        .iter()
+        .any(|s| s == "packet")
+        .then(|| suites::packet::Plan::new(&a.o, argv));
     let mut cases = Vec::new();
-    for s in &a.suites {
+    for s in a.suites.iter().filter(|s| *s != "packet") {
         match suites::cases(s, &a.o) {
             Ok(c) => cases.extend(c),
             Err(e) => {
@@ -128,25 +138,34 @@ pub fn main(argv: &[String]) -> i32 {
         }
     }
     let t0 = std::time::Instant::now();
-    let records = suites::run(&cases, &adapters, &a.o);
+    let mut records = suites::run(&cases, &adapters, &a.o);
+    if let Some(p) = &packet {
+        records.extend(suites::packet::run(p, &adapters));
+    }
     let names: Vec<String> = adapters.iter().map(|x| x.name().to_string()).collect();
     let md = format!(
-        "{}\nReps {}, limit {} s per step, wall time {:.1} s, load average at the end {}.\n",
+        "{}{}\nReps {}, limit {} s per step, wall time {:.1} s, load average at the end {}.\n",
         suites::to_markdown(&m, &records, &names),
+        packet.map_or(String::new(), |p| suites::packet::appendix(&p, &records)),
         a.o.reps,
         a.o.limit.as_secs(),
         t0.elapsed().as_secs_f64(),
         crate::loadavg()
     );
     print!("{md}");
+    m.run = suites::machine::RunInfo {
+        reps: a.o.reps,
+        limit: a.o.limit.as_secs_f64(),
+        wall: t0.elapsed().as_secs_f64(),
+        load_end: crate::loadavg(),
+    };
     let dir = std::path::Path::new(&a.out);
-    let written = std::fs::create_dir_all(dir).and_then(|_| {
-        std::fs::write(dir.join("results.csv"), suites::to_csv(&records))?;
-        std::fs::write(dir.join("results.json"), suites::to_json(&m, &records))?;
-        std::fs::write(dir.join("results.md"), &md)
-    });
-    match written {
-        Ok(()) => eprintln!("wrote {}/results.{{csv,json,md}}", dir.display()),
+    match suites::report::write_files(dir, &m, &records, &names, &md) {
+        Ok(files) => eprintln!(
+            "wrote {} files to {d}: open {d}/report.html or {d}/REPORT.md",
+            files.len(),
+            d = dir.display()
+        ),
         Err(e) => {
             eprintln!("writing {}: {e}", dir.display());
             return 1;

@@ -18,13 +18,21 @@
 //! Adapters ([`Adapter`]) are the tools: `iptables-legacy`, `iptables-nft`,
 //! `nft`; nfkeeper becomes one more when its kernel backend exists.
 //!
-//! What it is not: the packet-path suite (issue 6's `packet`), plots, or a
+//! Output ([`report`]): CSV and JSON of the raw samples, the terminal
+//! table, and a report (`REPORT.md`, `report.html`) with the machine
+//! ([`machine`]), ratios against nfkeeper and SVG plots ([`plot`]).
+//!
+//! The `packet` suite (traffic through N rules) has its own runner
+//! ([`packet`]): its cases measure rates, not command times. This is not a
 //! statistics package.
 
 pub mod adapters;
 pub mod cf;
 pub mod cli;
+pub mod machine;
 pub mod model;
+pub mod packet;
+pub mod plot;
 pub mod report;
 pub mod ruleset;
 mod run;
@@ -136,10 +144,11 @@ pub struct Case {
     pub steps: Vec<Step>,
 }
 
-/// The suites' names, for usage texts.
+/// The command-time suites' names, for usage texts (`packet` runs through
+/// [`packet`]).
 pub const SUITES: &[&str] = &["cf", "ruleset"];
 
-/// The cases of a suite.
+/// The cases of a command-time suite.
 pub fn cases(suite: &str, o: &Opts) -> Result<Vec<Case>, String> {
     match suite {
         "cf" => Ok(cf::cases(o)),

@@ -1,8 +1,14 @@
 //! Results of the suites and their renderings: raw CSV, JSON (a tiny writer,
-//! no serde) and a Markdown table with ratios between adapters. Pure: no I/O
-//! except [`Machine::probe`].
+//! no serde), the per-suite tables with ratios against nfkeeper (Markdown
+//! here; the full report with machine, plots and HTML in `page`). Pure
+//! except [`write_files`], which writes the output directory.
 
 use std::fmt::Write;
+
+mod page;
+
+pub use super::machine::{Machine, RunInfo};
+pub use page::{render_files, report_html, report_md, write_files};
 
 /// How a measured step ended for one adapter.
 #[derive(Clone, Debug, PartialEq)]
@@ -204,58 +210,38 @@ impl Json {
     }
 }
 
-/// The machine a run was made on.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Machine {
-    pub kernel: String,
-    pub cpus: usize,
-    pub loadavg: String,
-    pub date: String,
-    /// (adapter, version line or why it is missing)
-    pub tools: Vec<(String, String)>,
-}
-
-impl Machine {
-    /// Kernel, CPU count, load and date of this machine (tools are added by
-    /// the caller).
-    pub fn probe() -> Machine {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .unwrap_or_default()
-                .trim()
-                .to_string()
-        };
-        let date = std::process::Command::new("date")
-            .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_default();
-        Machine {
-            kernel: read("/proc/sys/kernel/osrelease"),
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            loadavg: crate::loadavg(),
-            date,
-            tools: Vec::new(),
-        }
-    }
-
-    fn json(&self) -> Json {
-        Json::Obj(vec![
-            ("kernel".into(), Json::str(&self.kernel)),
-            ("cpus".into(), Json::Num(self.cpus as f64)),
-            ("loadavg".into(), Json::str(&self.loadavg)),
-            ("date".into(), Json::str(&self.date)),
-            (
-                "tools".into(),
-                Json::Obj(
-                    self.tools
-                        .iter()
-                        .map(|(k, v)| (k.clone(), Json::str(v)))
-                        .collect(),
-                ),
+fn machine_json(m: &Machine) -> Json {
+    let text = |k: &str, v: &str| (k.to_string(), Json::str(v));
+    let num = |k: &str, v: f64| (k.to_string(), Json::Num(v));
+    Json::Obj(vec![
+        text("kernel", &m.kernel),
+        num("cpus", m.cpus as f64),
+        text("cpu_model", &m.cpu_model),
+        text("memory", &m.memory),
+        text("distro", &m.distro),
+        text("loadavg", &m.loadavg),
+        text("date", &m.date),
+        text("nfkeeper", &m.nfkeeper),
+        text("command", &m.command),
+        (
+            "tools".into(),
+            Json::Obj(
+                m.tools
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Json::str(v)))
+                    .collect(),
             ),
-        ])
-    }
+        ),
+        (
+            "run".into(),
+            Json::Obj(vec![
+                num("reps", m.run.reps as f64),
+                num("limit", m.run.limit),
+                num("wall", m.run.wall),
+                text("load_end", &m.run.load_end),
+            ]),
+        ),
+    ])
 }
 
 /// `{"machine": …, "records": [{…, "samples": […], "min", "median", "max"}]}`.
@@ -285,7 +271,7 @@ pub fn to_json(m: &Machine, records: &[Record]) -> String {
         .collect();
     let mut s = String::new();
     Json::Obj(vec![
-        ("machine".into(), m.json()),
+        ("machine".into(), machine_json(m)),
         ("records".into(), Json::Arr(recs)),
     ])
     .render(&mut s);
@@ -293,17 +279,82 @@ pub fn to_json(m: &Machine, records: &[Record]) -> String {
     s
 }
 
+/// What a record measures as shown: a time, or (the packet suite, which
+/// stores seconds per unit of traffic) the rate that is its inverse.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Quantity {
+    Time,
+    /// The unit, e.g. `Gbit/s`.
+    Rate(String),
+}
+
+/// The record's quantity, whatever its status. The packet suite alone
+/// knows its units; it is asked with a stand-in sample so that a failed
+/// record gets the same answer as a successful one.
+pub fn quantity(r: &Record) -> Quantity {
+    let probe = Record {
+        suite: r.suite.clone(),
+        case: r.case.clone(),
+        name: String::new(),
+        adapter: String::new(),
+        n: r.n,
+        status: Status::Ok,
+        samples: vec![1.0],
+    };
+    match super::packet::rate(&probe) {
+        Some((unit, _)) => Quantity::Rate(unit.to_string()),
+        None => Quantity::Time,
+    }
+}
+
+/// min / median / max as shown (rates inverted); `None` unless the step
+/// succeeded.
+pub fn shown(r: &Record) -> Option<Summary> {
+    match quantity(r) {
+        Quantity::Time => r.summary(),
+        Quantity::Rate(_) => super::packet::rate(r).map(|(_, s)| s),
+    }
+}
+
+/// The record's name as shown: a rate drops the packet suite's `, s per
+/// …` (the unit of the raw samples; the rate's unit is in the cell and on
+/// the axis).
+pub fn shown_name(r: &Record) -> String {
+    match (quantity(r), r.name.rfind(", s per ")) {
+        (Quantity::Rate(_), Some(i)) => r.name[..i].to_string(),
+        _ => r.name.clone(),
+    }
+}
+
+/// A value of the quantity for humans: `1.50 ms`, `9.41 Gbit/s`.
+pub fn fmt_value(q: &Quantity, v: f64) -> String {
+    match q {
+        Quantity::Time => fmt_secs(v),
+        Quantity::Rate(unit) => format!("{} {unit}", crate::fmt_num(v)),
+    }
+}
+
 fn cell(r: Option<&Record>) -> String {
     let Some(r) = r else { return "—".into() };
+    let q = quantity(r);
     match &r.status {
-        Status::Ok => match r.summary() {
-            Some(s) if r.samples.len() > 1 => format!(
-                "{} ({}–{})",
-                fmt_secs(s.median),
-                fmt_secs(s.min),
-                fmt_secs(s.max)
-            ),
-            Some(s) => fmt_secs(s.median),
+        Status::Ok => match shown(r) {
+            Some(s) if r.samples.len() > 1 => match &q {
+                // One unit for the three: a rate keeps its unit.
+                Quantity::Rate(unit) => format!(
+                    "{} ({}–{}) {unit}",
+                    crate::fmt_num(s.median),
+                    crate::fmt_num(s.min),
+                    crate::fmt_num(s.max)
+                ),
+                Quantity::Time => format!(
+                    "{} ({}–{})",
+                    fmt_secs(s.median),
+                    fmt_secs(s.min),
+                    fmt_secs(s.max)
+                ),
+            },
+            Some(s) => fmt_value(&q, s.median),
             None => "—".into(),
         },
         Status::Fail(_) => "FAIL".into(),
@@ -313,9 +364,137 @@ fn cell(r: Option<&Record>) -> String {
     }
 }
 
-/// One table per suite: a row per (case, N), a column per adapter (median
-/// and min–max), then each other adapter's median over the reference's
-/// (the first adapter). Failures are listed under the table.
+/// The adapter the ratios compare against: nfkeeper when it ran, else the
+/// first one.
+pub fn reference(adapters: &[String]) -> Option<&str> {
+    adapters
+        .iter()
+        .find(|a| *a == "nfkeeper")
+        .or(adapters.first())
+        .map(String::as_str)
+}
+
+/// A table ready to print in any format.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid {
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Right-aligned (numeric) columns.
+    pub right: Vec<bool>,
+}
+
+/// The suites in order of first appearance.
+pub fn suites_of(records: &[Record]) -> Vec<&str> {
+    let mut v: Vec<&str> = Vec::new();
+    for r in records {
+        if !v.contains(&r.suite.as_str()) {
+            v.push(&r.suite);
+        }
+    }
+    v
+}
+
+/// A suite's table: a row per (case, N), a column per adapter (median and
+/// min–max), then per other adapter its ratio to the [`reference()`]:
+/// baseline time ÷ reference time, so above 1 the reference is faster (for
+/// rates the same number is the reference's rate ÷ the baseline's).
+pub fn suite_grid(records: &[Record], suite: &str, adapters: &[String]) -> Grid {
+    let refn = reference(adapters);
+    let others: Vec<&String> = adapters
+        .iter()
+        .filter(|a| Some(a.as_str()) != refn)
+        .collect();
+    let mut head = vec!["case".to_string(), "N".to_string()];
+    head.extend(adapters.iter().cloned());
+    head.extend(
+        others
+            .iter()
+            .map(|a| format!("{a} ÷ {}", refn.unwrap_or(""))),
+    );
+    let mut right = vec![false, true];
+    right.resize(head.len(), true);
+    let mut keys: Vec<(&str, usize, String)> = Vec::new();
+    for r in records.iter().filter(|r| r.suite == suite) {
+        if !keys.iter().any(|(c, n, _)| *c == r.case && *n == r.n) {
+            keys.push((&r.case, r.n, shown_name(r)));
+        }
+    }
+    let rows = keys
+        .into_iter()
+        .map(|(case, n, name)| {
+            let find = |a: &str| {
+                records
+                    .iter()
+                    .find(|r| r.suite == suite && r.case == case && r.n == n && r.adapter == a)
+            };
+            let mut row = vec![format!("{case} {name}"), crate::fmt_n(n)];
+            row.extend(adapters.iter().map(|a| cell(find(a))));
+            let base = refn.and_then(find).and_then(Record::summary);
+            for a in &others {
+                row.push(match (find(a).and_then(Record::summary), base) {
+                    (Some(x), Some(b)) if b.median > 0.0 => format!("{:.2}×", x.median / b.median),
+                    _ => "—".into(),
+                });
+            }
+            row
+        })
+        .collect();
+    Grid { head, rows, right }
+}
+
+/// The failed steps of a suite, one line each.
+pub fn failures(records: &[Record], suite: &str) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r.suite == suite && matches!(r.status, Status::Fail(_)))
+        .map(|r| {
+            format!(
+                "{} {} N={} {}: {}",
+                r.case,
+                r.name,
+                r.n,
+                r.adapter,
+                r.status.detail().replace('\n', " ")
+            )
+        })
+        .collect()
+}
+
+/// Markdown-escapes text for a table cell or a paragraph.
+pub fn md_text(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\`*_[]<|".contains(c) {
+            o.push('\\');
+        }
+        o.push(c);
+    }
+    o
+}
+
+pub fn md_table(g: &Grid) -> String {
+    let row = |cells: &[String]| {
+        let mut s = String::from("|");
+        for c in cells {
+            let _ = write!(s, " {} |", md_text(c));
+        }
+        s.push('\n');
+        s
+    };
+    let mut s = row(&g.head);
+    s.push('|');
+    for &r in &g.right {
+        s.push_str(if r { "--:|" } else { "---|" });
+    }
+    s.push('\n');
+    for r in &g.rows {
+        s.push_str(&row(r));
+    }
+    s
+}
+
+/// The terminal summary: the machine in a line, the tools, then per suite
+/// its table and failures.
 pub fn to_markdown(m: &Machine, records: &[Record], adapters: &[String]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -326,73 +505,14 @@ pub fn to_markdown(m: &Machine, records: &[Record], adapters: &[String]) -> Stri
     for (k, v) in &m.tools {
         let _ = writeln!(s, "- {k}: {v}");
     }
-    let mut suites: Vec<&str> = Vec::new();
-    for r in records {
-        if !suites.contains(&r.suite.as_str()) {
-            suites.push(&r.suite);
-        }
-    }
-    let reference = adapters.first();
-    for suite in suites {
+    for suite in suites_of(records) {
         let _ = writeln!(s, "\n### {suite}\n");
-        let mut head = String::from("| case | N |");
-        let mut rule = String::from("|---|--:|");
-        for a in adapters {
-            let _ = write!(head, " {a} |");
-            rule.push_str("--:|");
-        }
-        for a in adapters.iter().skip(1) {
-            let _ = write!(head, " {a} / {} |", reference.map_or("", String::as_str));
-            rule.push_str("--:|");
-        }
-        let _ = writeln!(s, "{head}\n{rule}");
-        let mut rows: Vec<(&str, usize, &str)> = Vec::new();
-        for r in records.iter().filter(|r| r.suite == suite) {
-            if !rows.iter().any(|&(c, n, _)| c == r.case && n == r.n) {
-                rows.push((&r.case, r.n, &r.name));
-            }
-        }
-        for (case, n, name) in rows {
-            let find = |a: &str| {
-                records
-                    .iter()
-                    .find(|r| r.suite == suite && r.case == case && r.n == n && r.adapter == a)
-            };
-            let _ = write!(
-                s,
-                "| {case} {} | {} |",
-                name.replace('|', "\\|"),
-                crate::fmt_n(n)
-            );
-            for a in adapters {
-                let _ = write!(s, " {} |", cell(find(a)));
-            }
-            let base = reference.and_then(|a| find(a)).and_then(Record::summary);
-            for a in adapters.iter().skip(1) {
-                let ratio = match (find(a).and_then(Record::summary), base) {
-                    (Some(x), Some(b)) if b.median > 0.0 => format!("{:.2}×", x.median / b.median),
-                    _ => "—".into(),
-                };
-                let _ = write!(s, " {ratio} |");
-            }
-            s.push('\n');
-        }
-        let fails: Vec<&Record> = records
-            .iter()
-            .filter(|r| r.suite == suite && matches!(r.status, Status::Fail(_)))
-            .collect();
+        s.push_str(&md_table(&suite_grid(records, suite, adapters)));
+        let fails = failures(records, suite);
         if !fails.is_empty() {
             s.push_str("\nFailures:\n");
-            for r in fails {
-                let _ = writeln!(
-                    s,
-                    "- {} {} N={} {}: {}",
-                    r.case,
-                    r.name,
-                    r.n,
-                    r.adapter,
-                    r.status.detail().replace('\n', " ")
-                );
+            for f in fails {
+                let _ = writeln!(s, "- {f}");
             }
         }
     }
@@ -470,7 +590,16 @@ mod tests {
             ..Machine::default()
         };
         let j = to_json(&m, &[rec("c", "nft", Status::Ok, &[1.0, 3.0])]);
-        assert!(j.contains(r#""kernel":"6.18","cpus":2"#), "{j}");
+        assert!(
+            j.contains(r#""kernel":"6.18","cpus":2,"cpu_model":"""#),
+            "{j}"
+        );
+        assert!(
+            j.contains(
+                r#""command":"","tools":{},"run":{"reps":0,"limit":0,"wall":0,"load_end":""}"#
+            ),
+            "{j}"
+        );
         assert!(
             j.contains(r#""samples":[1,3],"min":1,"median":2,"max":3"#),
             "{j}"
@@ -487,17 +616,20 @@ mod tests {
                 "cf.del",
                 "iptables-legacy",
                 Status::Fail("no such rule".into()),
-                &[],
+                &[9.0],
             ),
             rec("cf.del", "nft", Status::NoForm, &[]),
+            rec("cf.del", "nfkeeper", Status::Ok, &[0.5]),
+            rec("cf.append", "nfkeeper", Status::Ok, &[0.55, 0.5, 0.45]),
         ];
         let ads: Vec<String> = ["iptables-legacy", "iptables-nft", "nft"]
             .map(String::from)
             .to_vec();
         let md = to_markdown(&Machine::default(), &rs, &ads);
+        // Without nfkeeper the first adapter is the reference.
         assert!(md.contains(
-            "| case | N | iptables-legacy | iptables-nft | nft | iptables-nft / iptables-legacy | nft / iptables-legacy |"
-        ));
+            "| case | N | iptables-legacy | iptables-nft | nft | iptables-nft ÷ iptables-legacy | nft ÷ iptables-legacy |\n|---|--:|--:|--:|--:|--:|--:|\n"
+        ), "{md}");
         assert!(md.contains(
             "| cf.append append, \"quoted\" | 1k | 2.20 s (2.00 s–2.40 s) | 1.10 s | >10.0 s | 0.50× | — |"
         ), "{md}");
@@ -506,5 +638,35 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("- cf.del append, \"quoted\" N=1000 iptables-legacy: no such rule"));
+        let ads: Vec<String> = ["iptables-legacy", "nfkeeper"].map(String::from).to_vec();
+        let g = suite_grid(&rs, "cf", &ads);
+        assert_eq!(g.head[4], "iptables-legacy ÷ nfkeeper");
+        assert_eq!(
+            g.rows[0][4], "4.40×",
+            "baseline ÷ nfkeeper: above 1 = nfkeeper faster"
+        );
+        assert_eq!(
+            g.rows[1][4], "—",
+            "a failure has no ratio, whatever its samples"
+        );
+    }
+
+    #[test]
+    fn markdown_escaping() {
+        let cases = [
+            ("a|b", "a\\|b"),
+            ("x_y*z", "x\\_y\\*z"),
+            ("<b>", "\\<b>"),
+            ("1.2 ms (1–2)", "1.2 ms (1–2)"),
+        ];
+        for (i, o) in cases {
+            assert_eq!(md_text(i), o);
+        }
+        let g = Grid {
+            head: vec!["a".into(), "b".into()],
+            rows: vec![vec!["x|y".into(), "1".into()]],
+            right: vec![false, true],
+        };
+        assert_eq!(md_table(&g), "| a | b |\n|---|--:|\n| x\\|y | 1 |\n");
     }
 }

@@ -1,0 +1,692 @@
+//! The `packet` suite: what N rules in front of the accepting one cost the
+//! packets, for the scenarios of the nftables-vs-iptables packet-path study.
+//!
+//! Topology (two namespaces, rules on the server's input path): a client
+//! namespace (198.18.0.1, device `vc`) and a server namespace (198.18.0.2
+//! and the probe address 198.18.0.3, device `vs`) joined by a veth pair; the
+//! tool under test loads its ruleset into the server namespace (INPUT, raw
+//! PREROUTING or netdev ingress, see [`Variant`]). Each (variant, protocol,
+//! N, adapter) gets a fresh pair; nothing runs in the host's namespace.
+//!
+//! Method: setup (the pair, until it carries packets; `ipset restore`; the
+//! tool's restore) is untimed. Then one check: traffic to the server's port
+//! passes, and a probe the last generated rule matches is dropped (proof
+//! that the rules sit in the path); either failing is a FAIL. Then `reps`
+//! measurements of `duration`: a TCP bulk transfer or a flood of 64-byte
+//! UDP packets (our own generator, [`traffic`]); a measurement where
+//! nothing gets through is a FAIL. The adapters of a row are set up side by
+//! side and measured in turn within each repetition, so a change in the
+//! machine's load lands on all of them.
+//!
+//! Units: a [`Record`]'s samples are seconds (lower is better) everywhere,
+//! so the packet suite records the cost of a unit of traffic: seconds per
+//! Gbit received (TCP) and seconds per packet delivered (UDP), the exact
+//! inverses of throughput and packet rate. [`rate`] turns them back (the
+//! report shows rates through it); [`appendix`] is the method's note.
+//!
+//! What it is not: a NIC benchmark. veth hands packets over in the
+//! sender's CPU, so the receive path (and the rules) mostly run on the
+//! client's CPU; TCP uses veth's segmentation offloads (rules see 64 KiB
+//! segments), so its throughput reacts to N far less than the small-packet
+//! rate does.
+
+mod rules;
+mod traffic;
+
+pub use rules::{Blocked, Dialect, Install, Proto, Variant, TRAFFIC_PORT, VARIANTS};
+
+use super::model::{Cmd, Op, Ruleset};
+use super::report::{Record, Status, Summary};
+use super::{Adapter, Opts};
+use crate::netns::Netns;
+use std::fmt::Write;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use traffic::Place;
+
+const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+const SERVER: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
+/// A second server address; the client reaches it from the blocked
+/// source address (a route with `src`), so std sockets need no bind.
+const PROBE: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 3);
+/// How long a probe that must be dropped is given to arrive.
+const PROBE_WAIT: Duration = Duration::from_millis(300);
+/// How long a probe that must pass may take (it returns when it passes).
+const PASS_WAIT: Duration = Duration::from_secs(2);
+/// How long a new veth pair may take to carry packets.
+const SETTLE: Duration = Duration::from_secs(5);
+
+/// What the suite runs.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// N; 0 (no rules, the path's ceiling) is always measured.
+    pub sizes: Vec<usize>,
+    pub reps: usize,
+    /// Length of one measurement.
+    pub duration: Duration,
+    /// Limit of one measurement (every socket wait is bounded by it).
+    pub limit: Duration,
+    /// Limit of each setup command.
+    pub setup_limit: Duration,
+    pub progress: bool,
+    pub variants: Vec<Variant>,
+    pub protos: Vec<Proto>,
+    /// (client CPU, server CPU) when the machine has two CPUs or more.
+    pub pin: Option<(usize, usize)>,
+}
+
+impl Plan {
+    /// From the common options and the command line they came from: sizes
+    /// 0, 100, 1k, 10k (quick: 0, 1k; `--sizes` gives 0 plus those), 1 s
+    /// measurements (quick: 0.5 s).
+    pub fn new(o: &Opts, argv: &[String]) -> Plan {
+        let quick = argv.iter().any(|a| a == "--quick");
+        let mut sizes = vec![0];
+        if argv.iter().any(|a| a == "--sizes") {
+            sizes.extend(&o.sizes);
+        } else if quick {
+            sizes.push(1_000);
+        } else {
+            sizes.extend([100, 1_000, 10_000]);
+        }
+        sizes.sort_unstable();
+        sizes.dedup();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Plan {
+            sizes,
+            reps: o.reps.max(1),
+            duration: Duration::from_millis(if quick { 500 } else { 1000 }),
+            limit: o.limit,
+            setup_limit: o.setup_limit,
+            progress: o.progress,
+            variants: VARIANTS.to_vec(),
+            protos: vec![Proto::Tcp, Proto::Udp],
+            pin: (cpus >= 2).then_some((0, 1)),
+        }
+    }
+}
+
+/// nft reads nft files; every other adapter reads iptables-restore input.
+pub fn dialect(adapter: &str) -> Dialect {
+    if adapter == "nft" {
+        Dialect::Nft
+    } else {
+        Dialect::Iptables
+    }
+}
+
+/// The stable id of a (variant, protocol) row.
+pub fn case_id(v: Variant, p: Proto) -> String {
+    format!("{}.{}", v.id(), p.name())
+}
+
+fn case_name(v: Variant, p: Proto) -> String {
+    let metric = match p {
+        Proto::Tcp => "TCP bulk, s per Gbit",
+        Proto::Udp => "UDP 64 B, s per packet",
+    };
+    format!("{}; {metric}", v.title())
+}
+
+/// A packet record's rate: unit and min / median / max of the inverted
+/// samples (Gbit/s for TCP, kpps for UDP); `None` for other records or
+/// without samples.
+pub fn rate(r: &Record) -> Option<(&'static str, Summary)> {
+    if r.suite != "packet" {
+        return None;
+    }
+    let (unit, scale) = if r.case.ends_with(".tcp") {
+        ("Gbit/s", 1.0)
+    } else if r.case.ends_with(".udp") {
+        ("kpps", 1e-3)
+    } else {
+        return None;
+    };
+    r.summary()?;
+    let inv: Vec<f64> = r.samples.iter().map(|s| scale / s).collect();
+    Summary::of(&inv).map(|s| (unit, s))
+}
+
+/// The two namespaces and their veth pair, deleted on drop.
+struct Pair {
+    client: Netns,
+    server: Netns,
+}
+
+fn ns_path(ns: &Netns) -> PathBuf {
+    PathBuf::from("/run/netns").join(ns.name())
+}
+
+/// Runs `text` as `ip -batch -` inside `ns`.
+fn ip_batch(ns: &Netns, text: &str, limit: Duration) -> Result<(), String> {
+    let p = ns.stage("ip", text.as_bytes()).map_err(|e| e.to_string())?;
+    let r = ns
+        .run(&["ip", "-batch", "-"], Some(&p), limit)
+        .map_err(|e| format!("ip -batch: {e}"))?;
+    if !r.status.success() {
+        return Err(format!("ip -batch: {}", r.stderr.trim()));
+    }
+    Ok(())
+}
+
+/// The `ip` commands of the two ends; the client also owns `blocked` (the
+/// source the rules match) and reaches [`PROBE`] from it.
+fn topology(server: &str, blocked: Option<Ipv4Addr>) -> (String, String) {
+    let dev = rules::SERVER_DEV;
+    let mut c = format!(
+        "link add vc type veth peer name {dev} netns {server}\n\
+         addr add {CLIENT}/24 dev vc\nlink set lo up\nlink set vc up\n"
+    );
+    if let Some(b) = blocked {
+        let _ = write!(
+            c,
+            "addr add {b}/32 dev vc\nroute add {PROBE}/32 dev vc src {b}\n"
+        );
+    }
+    let s = format!(
+        "addr add {SERVER}/24 dev {dev}\naddr add {PROBE}/24 dev {dev}\n\
+         link set lo up\nlink set {dev} up\nroute add 10.0.0.0/8 via {CLIENT}\n"
+    );
+    (c, s)
+}
+
+impl Pair {
+    fn new(blocked: Option<Ipv4Addr>, limit: Duration) -> Result<Pair, String> {
+        let client = Netns::new().map_err(|e| format!("namespace: {e}"))?;
+        let server = Netns::new().map_err(|e| format!("namespace: {e}"))?;
+        let (c, s) = topology(server.name(), blocked);
+        ip_batch(&client, &c, limit)?;
+        ip_batch(&server, &s, limit)?;
+        let pair = Pair { client, server };
+        pair.settle()?;
+        Ok(pair)
+    }
+
+    /// Waits until the pair carries packets. A device set up drops what it
+    /// is given until the kernel's link watch activates its queue (up to
+    /// about a second later); before that, a dropped probe would prove
+    /// nothing about the rules.
+    fn settle(&self) -> Result<(), String> {
+        let (cl, sv) = self.places(None);
+        let dst = SocketAddrV4::new(SERVER, TRAFFIC_PORT);
+        let t0 = Instant::now();
+        while t0.elapsed() < SETTLE {
+            if traffic::probe(&cl, &sv, Proto::Udp, dst, Duration::from_millis(50))? {
+                return Ok(());
+            }
+        }
+        Err(format!("the veth pair carried nothing for {SETTLE:?}"))
+    }
+
+    fn places(&self, pin: Option<(usize, usize)>) -> (Place, Place) {
+        (
+            Place {
+                ns: ns_path(&self.client),
+                cpu: pin.map(|p| p.0),
+            },
+            Place {
+                ns: ns_path(&self.server),
+                cpu: pin.map(|p| p.1),
+            },
+        )
+    }
+}
+
+/// The first line of a failed command's complaint.
+fn complaint(argv: &[String], stderr: &str) -> String {
+    let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    format!("`{}`: {}", argv.join(" "), line.trim())
+}
+
+/// Loads `i` into `ns`: the ipset first, then the adapter's restore command
+/// (the one its `Op::Restore` uses) with our text as its input.
+fn install(ns: &Netns, a: &dyn Adapter, i: &Install, limit: Duration) -> Result<(), String> {
+    let mut cmds = Vec::new();
+    if let Some(set) = &i.ipset {
+        cmds.push(Cmd::new(["ipset", "restore"]).with_stdin(set.clone()));
+    }
+    let restore = Op::Restore {
+        rs: Ruleset { tables: Vec::new() },
+        noflush: false,
+    };
+    let mut c = a
+        .commands(&restore)
+        .and_then(|mut v| v.pop())
+        .ok_or_else(|| format!("{} has no restore command", a.name()))?;
+    c.stdin = Some(i.rules.clone());
+    cmds.push(c);
+    for (k, c) in cmds.iter().enumerate() {
+        let text = c.stdin.as_deref().unwrap_or("");
+        let p = ns
+            .stage(&format!("rules{k}"), text.as_bytes())
+            .map_err(|e| e.to_string())?;
+        let r = a
+            .exec(ns, c, Some(&p), limit)
+            .map_err(|e| format!("`{}`: {e}", c.argv.join(" ")))?;
+        if !r.status.success() {
+            return Err(complaint(&c.argv, &r.stderr));
+        }
+    }
+    Ok(())
+}
+
+/// Traffic to the server's port passes; the probe of the last rule does not.
+fn verify(cl: &Place, sv: &Place, p: Proto, blocked: Option<Blocked>) -> Result<(), String> {
+    let ok = SocketAddrV4::new(SERVER, TRAFFIC_PORT);
+    if !traffic::probe(cl, sv, p, ok, PASS_WAIT)? {
+        return Err(format!(
+            "{} to {ok} (must pass) was dropped",
+            p.name().to_uppercase()
+        ));
+    }
+    if let Some(b) = blocked {
+        let dst = SocketAddrV4::new(if b.src.is_some() { PROBE } else { SERVER }, b.port);
+        if traffic::probe(cl, sv, p, dst, PROBE_WAIT)? {
+            let from = b.src.map_or(CLIENT.to_string(), |s| s.to_string());
+            return Err(format!(
+                "{} from {from} to port {} (matched by the last rule) got through: \
+                 the rules are not in the packet path",
+                p.name().to_uppercase(),
+                b.port
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One measurement: the cost sample (seconds per Gbit or per packet).
+fn measure(cl: &Place, sv: &Place, p: Proto, plan: &Plan) -> Result<f64, String> {
+    let dst = SocketAddrV4::new(SERVER, TRAFFIC_PORT);
+    match p {
+        Proto::Tcp => {
+            let r = traffic::tcp_bulk(cl, sv, dst, plan.duration, plan.limit)?;
+            r.gbits()
+                .map(|g| 1.0 / g)
+                .ok_or_else(|| format!("nothing got through: {r:?}"))
+        }
+        Proto::Udp => {
+            let r = traffic::udp_flood(cl, sv, dst, plan.duration, plan.limit)?;
+            r.pps()
+                .map(|pps| 1.0 / pps)
+                .ok_or_else(|| format!("nothing got through: {r:?}"))
+        }
+    }
+}
+
+/// What one adapter can do: its own availability and ipset's.
+struct Avail<'a> {
+    tool: &'a Result<String, String>,
+    ipset: &'a Result<String, String>,
+}
+
+/// One adapter's state in a row: ready to measure (the pair lives while
+/// it does), or finished with a status.
+enum Slot {
+    Ready { _pair: Pair, cl: Place, sv: Place },
+    Done(Status),
+}
+
+/// Setup and check of one (variant, protocol, N) for one adapter.
+fn prepare(plan: &Plan, (v, p, n): (Variant, Proto, usize), a: &dyn Adapter, av: &Avail) -> Slot {
+    if let Err(why) = av.tool {
+        return Slot::Done(Status::Unavailable(why.clone()));
+    }
+    let Some(inst) = v.install(dialect(a.name()), p, n) else {
+        return Slot::Done(Status::NoForm);
+    };
+    if let (Some(_), Err(why)) = (&inst.ipset, av.ipset) {
+        return Slot::Done(Status::Unavailable(why.clone()));
+    }
+    let blocked = v.blocked(n);
+    let pair = match Pair::new(blocked.and_then(|b| b.src), plan.setup_limit) {
+        Ok(x) => x,
+        Err(e) => return Slot::Done(Status::Fail(format!("topology: {e}"))),
+    };
+    if let Err(e) = install(&pair.server, a, &inst, plan.setup_limit) {
+        return Slot::Done(Status::Fail(format!("setup: {e}")));
+    }
+    let (cl, sv) = pair.places(plan.pin);
+    if let Err(e) = verify(&cl, &sv, p, blocked) {
+        return Slot::Done(Status::Fail(format!("verify: {e}")));
+    }
+    Slot::Ready {
+        _pair: pair,
+        cl,
+        sv,
+    }
+}
+
+/// The measurements of one row: repetition by repetition, every ready
+/// adapter once per repetition (starting one further each time), so that
+/// a change in the machine's load lands on all of them alike. A failed or
+/// overlong measurement ends that adapter's row.
+fn measure_row(plan: &Plan, p: Proto, slots: &mut [Slot]) -> Vec<Vec<f64>> {
+    let mut samples = vec![Vec::with_capacity(plan.reps); slots.len()];
+    for rep in 0..plan.reps {
+        for i in 0..slots.len() {
+            let k = (i + rep) % slots.len();
+            let Slot::Ready { cl, sv, .. } = &slots[k] else {
+                continue;
+            };
+            let t0 = Instant::now();
+            let end = match measure(cl, sv, p, plan) {
+                Ok(_) if t0.elapsed() > plan.limit => {
+                    Some(Status::Timeout(plan.limit.as_secs_f64()))
+                }
+                Ok(x) => {
+                    samples[k].push(x);
+                    None
+                }
+                Err(e) => Some(Status::Fail(e)),
+            };
+            if let Some(st) = end {
+                slots[k] = Slot::Done(st);
+            }
+        }
+    }
+    samples
+}
+
+/// `ipset --version`, run inside a private namespace.
+fn ipset_version(limit: Duration) -> Result<String, String> {
+    let missing = "ipset not found; install it with: apt-get install ipset".to_string();
+    let ns = Netns::new().map_err(|e| format!("namespace: {e}"))?;
+    match ns.run(&["ipset", "--version"], None, limit) {
+        Ok(r) if r.status.success() => Ok(r.stdout.lines().next().unwrap_or("").trim().into()),
+        Ok(r) => Err(format!("ipset --version failed: {}", r.stderr.trim())),
+        Err(_) => Err(missing),
+    }
+}
+
+/// Runs the plan with every adapter (interleaved per repetition, see
+/// [`measure_row`]). Records in row order: variant, protocol, N.
+pub fn run(plan: &Plan, adapters: &[Box<dyn Adapter>]) -> Vec<Record> {
+    let tools: Vec<Result<String, String>> = adapters.iter().map(|a| a.available()).collect();
+    let ipset = ipset_version(plan.setup_limit);
+    let rows: Vec<(Variant, Proto, usize)> = plan
+        .variants
+        .iter()
+        .flat_map(|&v| {
+            plan.protos
+                .iter()
+                .flat_map(move |&p| plan.sizes.iter().map(move |&n| (v, p, n)))
+        })
+        .collect();
+    let total = rows.len() * adapters.len();
+    let t0 = Instant::now();
+    let mut out = Vec::with_capacity(total);
+    for &(v, p, n) in &rows {
+        let mut slots: Vec<Slot> = adapters
+            .iter()
+            .zip(&tools)
+            .map(|(a, tool)| {
+                let av = Avail {
+                    tool,
+                    ipset: &ipset,
+                };
+                prepare(plan, (v, p, n), a.as_ref(), &av)
+            })
+            .collect();
+        let samples = measure_row(plan, p, &mut slots);
+        for ((a, slot), samples) in adapters.iter().zip(slots).zip(samples) {
+            let status = match slot {
+                Slot::Ready { .. } => Status::Ok,
+                Slot::Done(st) => st,
+            };
+            let r = Record {
+                suite: "packet".into(),
+                case: case_id(v, p),
+                name: case_name(v, p),
+                adapter: a.name().to_string(),
+                n,
+                status,
+                samples,
+            };
+            if plan.progress {
+                progress(&r, out.len() + 1, total, t0);
+            }
+            out.push(r);
+        }
+    }
+    out
+}
+
+fn progress(r: &Record, done: usize, total: usize, t0: Instant) {
+    let el = t0.elapsed().as_secs_f64();
+    let left = el / done as f64 * (total - done) as f64;
+    let what = match rate(r) {
+        Some((unit, s)) => format!("{} {unit}", crate::fmt_num(s.median)),
+        None => format!("{} {}", r.status.word(), r.status.detail()),
+    };
+    eprintln!(
+        "[{done}/{total} ~{left:.0}s left] packet {} N={} {}: {what}",
+        r.case, r.n, r.adapter
+    );
+}
+
+/// The method's notes under the tables; empty without packet records.
+/// (The report shows packet records as rates through [`rate`].)
+pub fn appendix(plan: &Plan, records: &[Record]) -> String {
+    if !records.iter().any(|r| r.suite == "packet") {
+        return String::new();
+    }
+    let mut s = String::new();
+    let pin = match plan.pin {
+        Some((c, v)) => format!("client thread pinned to CPU {c}, server thread to CPU {v}"),
+        None => "not pinned (fewer than two CPUs)".into(),
+    };
+    let _ = write!(
+        s,
+        "\nPacket method: client and server namespaces joined by veth, rules in \
+         the server namespace (INPUT; raw PREROUTING or netdev ingress for e.raw \
+         / e.ingress), hook policy DROP, N non-matching rules then the accepting \
+         one. Each measurement {:.1} s: a TCP bulk transfer (one connection, \
+         128 KiB writes; the bytes the server read) or a UDP flood of 64-byte IP \
+         packets (the packets that reached the server's socket per second of \
+         sending: read, or dropped at its full buffer, from the kernel's \
+         counters). Threads of the harness in the namespaces (setns), {pin}. \
+         veth runs the receive path on the sender's CPU, and TCP uses \
+         segmentation offloads (rules see 64 KiB segments). Raw samples (CSV, \
+         JSON) are the inverse: seconds per Gbit or per packet. Checked before \
+         measuring: traffic passes, and a probe matched by the last rule is \
+         dropped.\n",
+        plan.duration.as_secs_f64()
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::Nft;
+
+    fn opts() -> Opts {
+        Opts {
+            reps: 3,
+            ..Opts::quick()
+        }
+    }
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn plan_sizes() {
+        let o = Opts {
+            sizes: vec![500, 50],
+            ..opts()
+        };
+        let cases: [(&[&str], &[usize], u64); 3] = [
+            (&["--quick"], &[0, 1_000], 500),
+            (&[], &[0, 100, 1_000, 10_000], 1000),
+            (&["--quick", "--sizes", "500,50"], &[0, 50, 500], 500),
+        ];
+        for (argv, sizes, ms) in cases {
+            let p = Plan::new(&o, &args(argv));
+            assert_eq!(p.sizes, sizes, "{argv:?}");
+            assert_eq!(p.duration, Duration::from_millis(ms), "{argv:?}");
+            assert_eq!(p.reps, 3);
+        }
+    }
+
+    fn rec(case: &str, status: Status, samples: &[f64]) -> Record {
+        Record {
+            suite: "packet".into(),
+            case: case.into(),
+            name: String::new(),
+            adapter: "nft".into(),
+            n: 1000,
+            status,
+            samples: samples.to_vec(),
+        }
+    }
+
+    #[test]
+    fn rates_invert_costs() {
+        // 0.1 s per Gbit = 10 Gbit/s; 2 µs per packet = 500 kpps.
+        let t = rec("a.addr.tcp", Status::Ok, &[0.1, 0.2, 0.05]);
+        let (unit, s) = rate(&t).unwrap();
+        assert_eq!(unit, "Gbit/s");
+        assert_eq!((s.min, s.median, s.max), (5.0, 10.0, 20.0));
+        let u = rec("b.set.udp", Status::Ok, &[2e-6]);
+        let (unit, s) = rate(&u).unwrap();
+        assert_eq!(unit, "kpps");
+        assert!((s.median - 500.0).abs() < 1e-9, "{s:?}");
+        let failed = rec("a.addr.udp", Status::Fail("x".into()), &[2e-6]);
+        assert_eq!(rate(&failed), None, "a failure has no rate");
+        let other = Record {
+            suite: "cf".into(),
+            ..t.clone()
+        };
+        assert_eq!(rate(&other), None);
+    }
+
+    #[test]
+    fn appendix_notes() {
+        let p = Plan::new(&opts(), &args(&["--quick"]));
+        let rs = [rec("a.addr.tcp", Status::Ok, &[0.1])];
+        let md = appendix(&p, &rs);
+        assert!(md.contains("Each measurement 0.5 s"), "{md}");
+        assert!(
+            md.contains("client thread pinned to CPU 0") || p.pin.is_none(),
+            "{md}"
+        );
+        let other = Record {
+            suite: "cf".into(),
+            ..rs[0].clone()
+        };
+        assert_eq!(appendix(&p, &[other]), "");
+    }
+
+    /// What is decided before any namespace exists: a missing tool or
+    /// ipset, and a form the tool does not have.
+    #[test]
+    fn statuses_without_setup() {
+        type Version = Result<String, String>;
+        let ok: Version = Ok("v1".into());
+        let why = "x not found; apt-get install x".to_string();
+        let gone: Version = Err(why.clone());
+        let legacy = crate::suites::Iptables::legacy();
+        // (variant, adapter, the adapter's version, ipset's, status)
+        let cases: [(Variant, &dyn Adapter, &Version, &Version, Status); 4] = [
+            (
+                Variant::Ipset,
+                &legacy,
+                &ok,
+                &gone,
+                Status::Unavailable(why.clone()),
+            ),
+            (Variant::Addr, &legacy, &gone, &ok, Status::Unavailable(why)),
+            (Variant::Ipset, &Nft, &ok, &ok, Status::NoForm),
+            (Variant::Vmap, &legacy, &ok, &ok, Status::NoForm),
+        ];
+        let plan = Plan::new(&opts(), &args(&["--quick"]));
+        for (v, a, tool, ipset, want) in cases {
+            let av = Avail { tool, ipset };
+            match prepare(&plan, (v, Proto::Udp, 10), a, &av) {
+                Slot::Done(st) => assert_eq!(st, want, "{v:?} {}", a.name()),
+                Slot::Ready { .. } => panic!("{v:?} {}: set up", a.name()),
+            }
+        }
+    }
+
+    #[test]
+    fn topology_commands() {
+        let (c, s) = topology("nfkbench-1-2", Some(Ipv4Addr::new(10, 0, 0, 5)));
+        assert!(c.starts_with("link add vc type veth peer name vs netns nfkbench-1-2\n"));
+        assert!(c.ends_with(
+            "addr add 10.0.0.5/32 dev vc\nroute add 198.18.0.3/32 dev vc src 10.0.0.5\n"
+        ));
+        assert!(s.contains("addr add 198.18.0.3/24 dev vs\n"), "{s}");
+        assert!(s.ends_with("route add 10.0.0.0/8 via 198.18.0.1\n"), "{s}");
+        let (c, _) = topology("x", None);
+        assert!(!c.contains("src"), "{c}");
+        assert_eq!(dialect("nft"), Dialect::Nft);
+        assert_eq!(dialect("nfkeeper"), Dialect::Iptables);
+    }
+
+    /// The check catches what would make a measurement meaningless: rules
+    /// that do not drop the blocked probe, and a path that drops everything.
+    #[test]
+    fn verify_fails_without_effective_rules_root() {
+        if !crate::netns::is_root() {
+            eprintln!("skipped: needs root for network namespaces");
+            return;
+        }
+        let lim = Duration::from_secs(10);
+        let blocked = Variant::Addr.blocked(1);
+        let pair = Pair::new(blocked.and_then(|b| b.src), lim).expect("pair");
+        let (cl, sv) = pair.places(None);
+        // No rules at all: the blocked probe gets through.
+        let e = verify(&cl, &sv, Proto::Udp, blocked).unwrap_err();
+        assert!(e.contains("got through"), "{e}");
+        // A policy DROP without the accepting rule: nothing passes.
+        let all_drop = Install {
+            ipset: None,
+            rules: "table ip filter {\n\tchain INPUT {\n\t\ttype filter hook input priority 0; policy drop;\n\t}\n}\n".into(),
+        };
+        if Nft.available().is_ok() {
+            install(&pair.server, &Nft, &all_drop, lim).expect("nft -f");
+            let e = verify(&cl, &sv, Proto::Tcp, blocked).unwrap_err();
+            assert!(e.contains("(must pass) was dropped"), "{e}");
+        }
+    }
+
+    /// The quick suite at tiny N with the nft adapter, through the kernel:
+    /// every form nft has passes its checks (traffic passes, the last rule
+    /// drops its probe) and yields positive, finite costs.
+    #[test]
+    fn tiny_suite_with_nft_root() {
+        if !crate::netns::is_root() {
+            eprintln!("skipped: needs root for network namespaces");
+            return;
+        }
+        if let Err(why) = Nft.available() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let plan = Plan {
+            sizes: vec![0, 3],
+            reps: 2,
+            duration: Duration::from_millis(100),
+            ..Plan::new(&opts(), &args(&["--quick"]))
+        };
+        let ads: Vec<Box<dyn Adapter>> = vec![Box::new(Nft)];
+        let rs = run(&plan, &ads);
+        assert_eq!(rs.len(), VARIANTS.len() * 2 * 2);
+        for r in &rs {
+            let applies = VARIANTS
+                .iter()
+                .any(|v| r.case.starts_with(v.id()) && v.applies(Dialect::Nft));
+            if !applies {
+                assert_eq!(r.status, Status::NoForm, "{r:?}");
+                continue;
+            }
+            assert_eq!(r.status, Status::Ok, "{} N={}", r.case, r.n);
+            assert_eq!(r.samples.len(), 2);
+            assert!(r.samples.iter().all(|s| s.is_finite() && *s > 0.0), "{r:?}");
+        }
+    }
+}

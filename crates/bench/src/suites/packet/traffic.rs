@@ -1,0 +1,488 @@
+//! The packet suite's traffic generator: std sockets in threads, each
+//! thread moved into a network namespace with `setns(CLONE_NEWNET)` (a
+//! network namespace belongs to the thread, so the harness's own threads
+//! stay where they are) and optionally pinned to one CPU with
+//! `sched_setaffinity` (what `taskset` does).
+//!
+//! - [`tcp_bulk`]: one connection, the client writes 128 KiB buffers for
+//!   the duration, then closes; throughput is what the server read, from
+//!   its first byte to end of stream.
+//! - [`udp_flood`]: one connected UDP socket sends 64-byte IP packets
+//!   (36-byte payload) for the duration; the rate is what reached the
+//!   server's socket over the client's sending time: the datagrams the
+//!   server thread read plus those the kernel dropped at its full receive
+//!   buffer (the namespace's `RcvbufErrors`/`MemErrors` counters), so a
+//!   server thread short of CPU does not pass for a slow firewall. Send
+//!   errors (a full queue) are counted, not fatal.
+//! - [`probe`]: whether one connection (TCP) or any of three datagrams (UDP)
+//!   gets through within a wait, for the pass/drop checks.
+//!
+//! Every blocking call has a timeout (the limit), so a firewall that drops
+//! everything ends in an error, never a hang.
+
+use super::rules::Proto;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
+use std::os::raw::c_int;
+use std::os::unix::io::AsRawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const CLONE_NEWNET: c_int = 0x4000_0000;
+/// UDP payload of a 64-byte IPv4 packet (20 IP + 8 UDP + 36).
+pub const UDP_PAYLOAD: usize = 36;
+const TCP_CHUNK: usize = 128 << 10;
+
+extern "C" {
+    fn setns(fd: c_int, nstype: c_int) -> c_int;
+    fn sched_setaffinity(pid: c_int, size: usize, mask: *const u64) -> c_int;
+}
+
+/// Where a thread runs: a namespace file (`/run/netns/NAME`) and a CPU.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub ns: PathBuf,
+    pub cpu: Option<usize>,
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin(cpu: usize) -> io::Result<()> {
+    // The kernel's cpu_set_t: 1024 bits.
+    let mut mask = [0u64; 16];
+    if cpu >= 1024 {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "cpu >= 1024"));
+    }
+    mask[cpu / 64] |= 1 << (cpu % 64);
+    // SAFETY: pid 0 is the calling thread; the mask lives for the call and
+    // its size is passed.
+    if unsafe { sched_setaffinity(0, std::mem::size_of_val(&mask), mask.as_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn enter(p: &Place) -> io::Result<()> {
+    let f = File::open(&p.ns)?;
+    // SAFETY: setns changes only the calling thread's network namespace;
+    // the descriptor is open for the call.
+    if unsafe { setns(f.as_raw_fd(), CLONE_NEWNET) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if let Some(cpu) = p.cpu {
+        pin(cpu)?;
+    }
+    Ok(())
+}
+
+/// Runs `f` on a new thread inside `p`.
+fn spawn_in<T: Send + 'static>(
+    p: &Place,
+    f: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> thread::JoinHandle<io::Result<T>> {
+    let p = p.clone();
+    thread::spawn(move || {
+        enter(&p)?;
+        f()
+    })
+}
+
+fn join<T>(h: thread::JoinHandle<io::Result<T>>, who: &str) -> Result<T, String> {
+    match h.join() {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(format!("{who}: {e}")),
+        Err(_) => Err(format!("{who}: thread panicked")),
+    }
+}
+
+/// Sets the flag when dropped, so the peer stops waiting even when the
+/// thread fails early.
+struct Done(Arc<AtomicBool>);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// How long a server thread may take to listen: on a loaded machine a new
+/// thread can wait long for a CPU, which says nothing about the path.
+const READY: Duration = Duration::from_secs(10);
+
+/// Starts a server thread, waits until it is listening, then runs the
+/// client thread; both results, the server's first.
+fn pair<S: Send + 'static, C: Send + 'static>(
+    client: &Place,
+    server: &Place,
+    limit: Duration,
+    srv: impl FnOnce(mpsc::Sender<()>, Arc<AtomicBool>) -> io::Result<S> + Send + 'static,
+    cli: impl FnOnce() -> io::Result<C> + Send + 'static,
+) -> Result<(S, C), String> {
+    let (tx, rx) = mpsc::channel();
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    let s = spawn_in(server, move || srv(tx, d));
+    if rx.recv_timeout(limit.max(READY)).is_err() {
+        done.store(true, Ordering::SeqCst);
+        return Err(join(s, "server").err().unwrap_or("server not ready".into()));
+    }
+    let flag = Done(done);
+    let c = spawn_in(client, move || {
+        let _flag = flag;
+        cli()
+    });
+    let c = join(c, "client");
+    let s = join(s, "server");
+    Ok((s?, c?))
+}
+
+/// What the server of a TCP bulk transfer read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpResult {
+    pub bytes: u64,
+    pub secs: f64,
+}
+
+impl TcpResult {
+    /// Gbit/s, when something arrived.
+    pub fn gbits(&self) -> Option<f64> {
+        (self.bytes > 0 && self.secs > 0.0).then(|| self.bytes as f64 * 8.0 / self.secs / 1e9)
+    }
+}
+
+/// What the client of a UDP flood sent and the server's socket got.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UdpResult {
+    pub sent: u64,
+    pub send_errors: u64,
+    /// Read by the server thread.
+    pub received: u64,
+    /// Dropped by the kernel at the server socket's full receive buffer
+    /// (past the firewall).
+    pub buffer_drops: u64,
+    /// The client's sending time.
+    pub secs: f64,
+}
+
+impl UdpResult {
+    /// Packets per second that reached the server's socket, when any did.
+    pub fn pps(&self) -> Option<f64> {
+        let n = self.received + self.buffer_drops;
+        (self.received > 0 && self.secs > 0.0).then(|| n as f64 / self.secs)
+    }
+}
+
+/// `RcvbufErrors + MemErrors` of the `Udp:` lines of a `/proc/net/snmp`
+/// text (a header line of names, then a line of values).
+pub fn udp_buffer_drops(snmp: &str) -> Option<u64> {
+    let mut lines = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let names: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let values: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let get = |name: &str| -> Option<u64> {
+        let i = names.iter().position(|n| *n == name)?;
+        values.get(i)?.parse().ok()
+    };
+    Some(get("RcvbufErrors")? + get("MemErrors").unwrap_or(0))
+}
+
+/// The calling thread's namespace's UDP buffer drops.
+fn buffer_drops_here() -> io::Result<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/snmp")?;
+    udp_buffer_drops(&text)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Udp: counters"))
+}
+
+/// Accepts one connection, giving up when `stop` is set or after `limit`.
+fn accept(l: &TcpListener, stop: &AtomicBool, limit: Duration) -> io::Result<TcpStream> {
+    l.set_nonblocking(true)?;
+    let t0 = Instant::now();
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false)?;
+                return Ok(s);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if stop.load(Ordering::SeqCst) || t0.elapsed() > limit {
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, "no connection"));
+                }
+                thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A TCP bulk transfer from `client` to `dst` (in `server`) for `dur`.
+pub fn tcp_bulk(
+    client: &Place,
+    server: &Place,
+    dst: SocketAddrV4,
+    dur: Duration,
+    limit: Duration,
+) -> Result<TcpResult, String> {
+    let srv = move |ready: mpsc::Sender<()>, stop: Arc<AtomicBool>| {
+        let l = TcpListener::bind(("0.0.0.0", dst.port()))?;
+        let _ = ready.send(());
+        let mut s = accept(&l, &stop, limit)?;
+        s.set_read_timeout(Some(limit))?;
+        let mut buf = vec![0u8; 256 << 10];
+        let (mut bytes, mut t0) = (0u64, None);
+        loop {
+            let k = s.read(&mut buf)?;
+            if k == 0 {
+                break;
+            }
+            t0.get_or_insert_with(Instant::now);
+            bytes += k as u64;
+        }
+        let secs = t0.map_or(0.0, |t: Instant| t.elapsed().as_secs_f64());
+        Ok(TcpResult { bytes, secs })
+    };
+    let cli = move || {
+        let mut s = TcpStream::connect_timeout(&SocketAddr::V4(dst), limit.min(CONNECT))?;
+        s.set_write_timeout(Some(limit))?;
+        let buf = vec![0x5au8; TCP_CHUNK];
+        let t0 = Instant::now();
+        while t0.elapsed() < dur {
+            s.write_all(&buf)?;
+        }
+        s.shutdown(Shutdown::Write)
+    };
+    let (r, ()) = pair(client, server, limit, srv, cli)?;
+    Ok(r)
+}
+
+/// How long a connection may take to open before the path counts as closed.
+const CONNECT: Duration = Duration::from_secs(2);
+
+/// A flood of 64-byte UDP packets from `client` to `dst` for `dur`.
+pub fn udp_flood(
+    client: &Place,
+    server: &Place,
+    dst: SocketAddrV4,
+    dur: Duration,
+    limit: Duration,
+) -> Result<UdpResult, String> {
+    let srv = move |ready: mpsc::Sender<()>, done: Arc<AtomicBool>| {
+        let s = UdpSocket::bind(("0.0.0.0", dst.port()))?;
+        // Short, so the end of the flood is noticed soon after the client's.
+        s.set_read_timeout(Some(Duration::from_millis(20)))?;
+        let drops0 = buffer_drops_here()?;
+        let _ = ready.send(());
+        let mut buf = [0u8; 2048];
+        let mut n = 0u64;
+        let t0 = Instant::now();
+        loop {
+            match s.recv(&mut buf) {
+                Ok(_) => n += 1,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    // Idle: the client finished (or never got through).
+                    if done.load(Ordering::SeqCst) {
+                        break;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            if t0.elapsed() > limit {
+                break;
+            }
+        }
+        Ok((n, buffer_drops_here()?.saturating_sub(drops0)))
+    };
+    let cli = move || {
+        let s = UdpSocket::bind("0.0.0.0:0")?;
+        s.connect(dst)?;
+        let payload = [0x5au8; UDP_PAYLOAD];
+        let (mut sent, mut errors) = (0u64, 0u64);
+        let t0 = Instant::now();
+        // The clock is read every 64 sends: a send costs about a
+        // microsecond, a clock read a few percent of that.
+        'outer: loop {
+            for _ in 0..64 {
+                match s.send(&payload) {
+                    Ok(_) => sent += 1,
+                    Err(_) => errors += 1,
+                }
+            }
+            if t0.elapsed() >= dur {
+                break 'outer;
+            }
+        }
+        Ok((sent, errors, t0.elapsed().as_secs_f64()))
+    };
+    let ((received, buffer_drops), (sent, send_errors, secs)) =
+        pair(client, server, limit, srv, cli)?;
+    Ok(UdpResult {
+        sent,
+        send_errors,
+        received,
+        buffer_drops,
+        secs,
+    })
+}
+
+/// Whether traffic of `proto` from `client` reaches `dst` within `wait`:
+/// a TCP connection opens within `wait`, or one of three datagrams arrives
+/// by `wait` after the client sent them.
+pub fn probe(
+    client: &Place,
+    server: &Place,
+    proto: Proto,
+    dst: SocketAddrV4,
+    wait: Duration,
+) -> Result<bool, String> {
+    // The server outlives a client that is slow to get a CPU.
+    let limit = READY + wait;
+    match proto {
+        Proto::Tcp => {
+            let srv = move |ready: mpsc::Sender<()>, done: Arc<AtomicBool>| {
+                let _l = TcpListener::bind(("0.0.0.0", dst.port()))?;
+                let _ = ready.send(());
+                let t0 = Instant::now();
+                while !done.load(Ordering::SeqCst) && t0.elapsed() < limit {
+                    thread::sleep(Duration::from_millis(1));
+                }
+                Ok(())
+            };
+            let cli = move || match TcpStream::connect_timeout(&SocketAddr::V4(dst), wait) {
+                Ok(_) => Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => Ok(false),
+                Err(e) => Err(e),
+            };
+            pair(client, server, limit, srv, cli).map(|((), ok)| ok)
+        }
+        Proto::Udp => {
+            let srv = move |ready: mpsc::Sender<()>, done: Arc<AtomicBool>| {
+                let s = UdpSocket::bind(("0.0.0.0", dst.port()))?;
+                s.set_read_timeout(Some(Duration::from_millis(10)))?;
+                let _ = ready.send(());
+                let mut buf = [0u8; 64];
+                let (t0, mut sent_at) = (Instant::now(), None);
+                loop {
+                    match s.recv(&mut buf) {
+                        Ok(_) => return Ok(true),
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                            ) => {}
+                        Err(e) => return Err(e),
+                    }
+                    if done.load(Ordering::SeqCst) {
+                        let at = *sent_at.get_or_insert_with(Instant::now);
+                        if at.elapsed() >= wait {
+                            return Ok(false);
+                        }
+                    }
+                    if t0.elapsed() > limit {
+                        return Ok(false);
+                    }
+                }
+            };
+            let cli = move || {
+                let s = UdpSocket::bind("0.0.0.0:0")?;
+                s.connect(dst)?;
+                for _ in 0..3 {
+                    // A refused send (an ICMP error from a previous one) is
+                    // an answer too; the server's count decides.
+                    let _ = s.send(b"probe");
+                    thread::sleep(Duration::from_millis(5));
+                }
+                Ok(())
+            };
+            pair(client, server, limit, srv, cli).map(|(ok, ())| ok)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::netns::{is_root, Netns};
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn rates() {
+        let t = TcpResult {
+            bytes: 1_250_000_000,
+            secs: 2.0,
+        };
+        assert_eq!(t.gbits(), Some(5.0));
+        let none = TcpResult {
+            bytes: 0,
+            secs: 1.0,
+        };
+        assert_eq!(none.gbits(), None);
+        let u = UdpResult {
+            sent: 1000,
+            send_errors: 0,
+            received: 400,
+            buffer_drops: 100,
+            secs: 0.5,
+        };
+        assert_eq!(u.pps(), Some(1000.0));
+        let nothing_read = UdpResult { received: 0, ..u };
+        assert_eq!(nothing_read.pps(), None, "drops alone do not prove a path");
+    }
+
+    #[test]
+    fn snmp_counters() {
+        let names = "Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors";
+        let cases: [(String, Option<u64>); 4] = [
+            (
+                format!("Ip: 1 2\nIp: 3 4\n{names}\nUdp: 63 0 9 65 7 0 0 0 2\nUdpLite: x\n"),
+                Some(9),
+            ),
+            // An older kernel without MemErrors.
+            ("Udp: InDatagrams RcvbufErrors\nUdp: 5 3\n".into(), Some(3)),
+            ("Udp: InDatagrams NoPorts\nUdp: 5 3\n".into(), None),
+            ("Tcp: RtoAlgorithm\nTcp: 1\n".into(), None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(udp_buffer_drops(&text), want, "{text}");
+        }
+    }
+
+    /// Loopback inside one private namespace: both generators move data,
+    /// probes pass, and a probe to an unroutable address is an error.
+    #[test]
+    fn loopback_in_a_namespace_root() {
+        if !is_root() {
+            eprintln!("skipped: needs root for network namespaces");
+            return;
+        }
+        let ns = Netns::new().expect("namespace");
+        let lim = Duration::from_secs(5);
+        let up = ns
+            .run(&["ip", "link", "set", "lo", "up"], None, lim)
+            .unwrap();
+        assert!(up.status.success(), "{}", up.stderr);
+        let p = Place {
+            ns: PathBuf::from("/run/netns").join(ns.name()),
+            cpu: None,
+        };
+        let dst = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 4242);
+        let dur = Duration::from_millis(200);
+        let t = tcp_bulk(&p, &p, dst, dur, lim).unwrap();
+        assert!(t.gbits().unwrap() > 0.01, "{t:?}");
+        let u = udp_flood(&p, &p, dst, dur, lim).unwrap();
+        assert!(u.pps().unwrap() > 1000.0, "{u:?}");
+        assert!(u.received <= u.sent, "{u:?}");
+        let wait = Duration::from_millis(200);
+        assert!(probe(&p, &p, Proto::Tcp, dst, wait).unwrap());
+        assert!(probe(&p, &p, Proto::Udp, dst, wait).unwrap());
+        // 192.0.2.1 (TEST-NET) has no route in the namespace: an error, not
+        // a pass.
+        let nowhere = SocketAddrV4::new(Ipv4Addr::new(192, 0, 2, 1), 4242);
+        assert!(probe(&p, &p, Proto::Tcp, nowhere, wait).is_err());
+    }
+}
