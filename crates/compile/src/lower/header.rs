@@ -70,6 +70,12 @@ pub(super) fn lower(cx: &mut Cx) {
         cx.mask(&[0x1f, 0xff]);
         cx.eq(&[0, 0], !r.inverted(inv::FRAG));
     }
+    // Addresses before the protocol: most packets a long list of rules sees
+    // differ in address, so the first comparison rejects them (as nft
+    // orders it); the protocol still guards every transport-header match
+    // that follows.
+    addr(cx, &r.src, false, r.inverted(inv::SRC));
+    addr(cx, &r.dst, true, r.inverted(inv::DST));
     if r.proto != 0 {
         // IPv4: the header's protocol field (what iptables compares); IPv6:
         // the protocol after extension headers, as ip6tables does.
@@ -80,6 +86,4 @@ pub(super) fn lower(cx: &mut Cx) {
         }
         cx.eq(&[r.proto], r.inverted(inv::PROTO));
     }
-    addr(cx, &r.src, false, r.inverted(inv::SRC));
-    addr(cx, &r.dst, true, r.inverted(inv::DST));
 }
