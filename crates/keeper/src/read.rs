@@ -34,8 +34,11 @@ pub struct Snapshot {
 /// How much of a table a command needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Scope {
-    /// Everything (listings of all chains, -X/-F/-Z of all chains, restore).
+    /// Everything (listings of all chains, -Z of all chains, restore).
     Table,
+    /// Every chain, no rules (-F and -X of all chains: the kernel flushes
+    /// without reading, and refuses a chain delete the model can't judge).
+    Chains,
     /// Only `names`, each chain fetched by name (O(1) kernel requests,
     /// independent of the table size), and the rules of the chains in
     /// `rules_of` (one rule dump each, O(rules of that chain)). Chains that
@@ -58,11 +61,24 @@ impl Scope {
 
     /// Widen `self` by what `other` needs.
     pub fn merge(&mut self, other: Scope) {
-        match (&mut *self, other) {
-            (Scope::Table, _) => {}
-            (me, Scope::Table) => *me = Scope::Table,
+        let with_rules =
+            |s: &Scope| matches!(s, Scope::Part { rules_of, .. } if !rules_of.is_empty());
+        let merged = match (std::mem::replace(self, Scope::Table), other) {
+            (Scope::Table, _) | (_, Scope::Table) => Scope::Table,
+            // All chains without rules plus some chains' rules: only the
+            // whole table covers both.
+            (Scope::Chains, p) | (p, Scope::Chains) => {
+                if with_rules(&p) {
+                    Scope::Table
+                } else {
+                    Scope::Chains
+                }
+            }
             (
-                Scope::Part { names, rules_of },
+                Scope::Part {
+                    mut names,
+                    mut rules_of,
+                },
                 Scope::Part {
                     names: n2,
                     rules_of: r2,
@@ -78,8 +94,10 @@ impl Scope {
                         rules_of.push(n);
                     }
                 }
+                Scope::Part { names, rules_of }
             }
-        }
+        };
+        *self = merged;
     }
 }
 
@@ -129,13 +147,14 @@ pub fn read_scoped(
             }
             v
         }
-        Scope::Table => sock.chains(fam, Some(&tname))?,
+        Scope::Table | Scope::Chains => sock.chains(fam, Some(&tname))?,
     };
     for c in chains.iter().filter(|c| c.table == tname) {
         add_chain(&mut snap, kind, c);
     }
     let only: Option<&[String]> = match scope {
         Scope::Part { rules_of, .. } => Some(rules_of),
+        Scope::Chains => Some(&[]),
         Scope::Table => None,
     };
     if only.is_some() {
@@ -150,23 +169,22 @@ pub fn read_scoped(
     }
     let mut texts = read_catalog(sock, fam, &tname)?;
     let mut rules: Vec<KernelRule> = Vec::new();
-    // One dump per chain, never one of the whole table: the kernel resumes
-    // a dump by skipping from the table's first rule for every 32 KiB
-    // reply, so a table-wide dump is O(rules²/~100) (1M rules: many
-    // minutes) while per-chain dumps cost O(Σ rules_c²/~100). Chains the
-    // kernel says nothing uses (no rules, no references) are skipped.
-    let wanted: Vec<&str> = match only {
-        None => chains
-            .iter()
-            .filter(|c| c.table == tname && c.use_count != Some(0))
-            .map(|c| c.name.as_str())
-            .collect(),
-        Some(list) => list.iter().map(String::as_str).collect(),
-    };
-    for c in wanted {
-        if snap.table.chain(c).is_some() {
-            dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
+    match only {
+        Some(list) => {
+            for c in list {
+                if snap.table.chain(c).is_some() {
+                    dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
+                }
+            }
         }
+        None => match per_chain_dumps(chains.iter().filter(|c| c.table == tname)) {
+            Some(list) => {
+                for c in list {
+                    dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
+                }
+            }
+            None => dump_rules(sock, fam, &tname, None, &mut rules)?,
+        },
     }
     for kr in rules {
         let KernelRule {
@@ -210,6 +228,35 @@ pub fn read_scoped(
         }
     }
     Ok(snap)
+}
+
+/// How to dump all rules of a table: `Some(chains)`, one dump per chain
+/// that has any, or `None`, one table-wide dump. The kernel resumes a dump
+/// by skipping from the first rule of what is dumped for every 32 KiB reply
+/// (~100 of our rules), so a dump of R rules costs ~R²/200 skip steps,
+/// while each extra request costs about what ~250 steps do (a round trip of
+/// ~10 µs against ~40 ns per step). The kernel's use count per chain (its
+/// rules plus references to it) bounds each chain's rules; chains with a
+/// use count of 0 have none. Choose the cheaper estimate: many small chains
+/// favour one dump, a few long ones one dump each (1M rules in 1000 chains:
+/// seconds instead of many minutes).
+pub(crate) fn per_chain_dumps<'a>(
+    chains: impl Iterator<Item = &'a nft::Chain>,
+) -> Option<Vec<&'a str>> {
+    let mut used: Vec<(&str, u64)> = Vec::new();
+    for c in chains {
+        match c.use_count {
+            Some(0) => {}
+            n => used.push((c.name.as_str(), u64::from(n.unwrap_or(u32::MAX / 2)))),
+        }
+    }
+    let total: u64 = used.iter().map(|u| u.1).sum();
+    let one = 250 + total.saturating_mul(total) / 200;
+    let each = used.iter().fold(0u64, |acc, u| {
+        acc.saturating_add(250)
+            .saturating_add(u.1.saturating_mul(u.1) / 200)
+    });
+    (each <= one).then(|| used.into_iter().map(|u| u.0).collect())
 }
 
 /// One kernel rule as far as reading it back needs.
@@ -355,4 +402,42 @@ fn rebuild(
     };
     let mut p = parse(&argv, o).ok()?;
     (p.rules.len() == 1).then(|| (id, p.rules.remove(0), chunks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::per_chain_dumps;
+
+    fn chains(uses: &[(usize, u32)]) -> Vec<nft::Chain> {
+        let mut v = Vec::new();
+        for &(count, used) in uses {
+            for _ in 0..count {
+                let mut c = nft::Chain::new(nft::Family::Ipv4, "t", &format!("c{}", v.len()));
+                c.use_count = Some(used);
+                v.push(c);
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn long_chains_are_dumped_one_by_one_many_short_ones_at_once() {
+        // (count, use count) groups of chains -> chains dumped one by one.
+        type Shape = &'static [(usize, u32)];
+        let cases: &[(Shape, Option<usize>)] = &[
+            // 1000 chains of 1000 rules: per chain (one dump would be O(R²)).
+            (&[(1000, 1000)], Some(1000)),
+            // One 50k-rule chain among 100k empty ones: just that chain.
+            (&[(1, 50_000), (100_000, 0)], Some(1)),
+            // 10k chains of one rule: one dump (10k requests cost more).
+            (&[(10_000, 1)], None),
+            // Nothing used: no dump at all.
+            (&[(5, 0)], Some(0)),
+        ];
+        for (shape, want) in cases {
+            let cs = chains(shape);
+            let got = per_chain_dumps(cs.iter()).map(|v| v.len());
+            assert_eq!(got, *want, "{shape:?}");
+        }
+    }
 }

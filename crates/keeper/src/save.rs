@@ -4,16 +4,19 @@
 //! `iptables::print::save` printed when nfkeeper wrote it), so saving is:
 //! one chain dump, one rule dump, and per rule its text, the counters of
 //! its counter expression, and the target of its verdict (a rename moves
-//! the kernel's jump, not our text). Nothing is parsed. Rules are dumped
-//! chain by chain in iptables' order (built-in chains first, then user
-//! chains by name) and written as they arrive, so memory stays O(one dump
-//! reply + the chain list), independent of the number of rules; a
-//! table-wide dump would also cost the kernel O(rules²) (see crate::read).
+//! the kernel's jump, not our text). Nothing is parsed. When the table has
+//! long chains, rules are dumped chain by chain in iptables' order (built-in
+//! chains first, then user chains by name) and written as they arrive:
+//! memory O(one dump reply + the chain list), independent of the number of
+//! rules. Many short chains are read with one table-wide dump instead (see
+//! `read::per_chain_dumps`), held per chain until printed: that is chosen
+//! only when the rules are few.
 
-use crate::read::{read_catalog, rule_text};
+use crate::read::{per_chain_dumps, read_catalog, rule_text, Texts};
 use compile::layout;
-use nft::{Data, Expr, Socket, Verdict};
+use nft::{Data, Expr, RuleRef, Socket, Verdict};
 use ruleset::{Counters, Family, TableKind};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -63,10 +66,12 @@ pub fn save_table_to(
         }
         return Ok(false);
     }
-    for c in sock.chains(fam, Some(&tname))? {
-        if c.table != tname {
-            continue;
-        }
+    let chains: Vec<nft::Chain> = sock
+        .chains(fam, Some(&tname))?
+        .into_iter()
+        .filter(|c| c.table == tname)
+        .collect();
+    for c in &chains {
         if c.hook.is_some() {
             match base.iter_mut().find(|b| b.0 == c.name) {
                 Some(b) => {
@@ -84,7 +89,7 @@ pub fn save_table_to(
                 )),
             }
         } else {
-            user.push((c.name, c.use_count));
+            user.push((c.name.clone(), c.use_count));
         }
     }
     user.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -115,54 +120,51 @@ pub fn save_table_to(
         }
     };
     out.write_all(head.as_bytes())?;
-    let order = base
+    let order: Vec<(&str, Option<u32>)> = base
         .iter()
         .map(|b| (b.0.as_str(), b.3))
-        .chain(user.iter().map(|(n, u)| (n.as_str(), *u)));
-    let mut line = String::new();
-    for (chain, used) in order {
-        if used == Some(0) {
-            continue;
-        }
-        let mut failed: Option<std::io::Error> = None;
-        sock.rules(fam, Some(&tname), Some(chain), |r| {
-            if r.table != tname || r.chain != chain || failed.is_some() {
-                return Ok(());
+        .chain(user.iter().map(|(n, u)| (n.as_str(), *u)))
+        .collect();
+    if per_chain_dumps(chains.iter()).is_some() {
+        // A few long chains: one dump each, in print order, written as the
+        // rules arrive.
+        let mut line = String::new();
+        for (chain, used) in order {
+            if used == Some(0) {
+                continue;
             }
-            let mut c = Counters::default();
-            let mut target = None;
-            for e in r.exprs() {
-                match e {
-                    Ok(Expr::Counter { bytes, packets }) => c = Counters { packets, bytes },
-                    Ok(Expr::Immediate {
-                        data: Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t)),
-                        ..
-                    }) => target = Some(t),
-                    _ => {}
+            let mut failed: Option<std::io::Error> = None;
+            sock.rules(fam, Some(&tname), Some(chain), |r| {
+                if r.table != tname || r.chain != chain || failed.is_some() {
+                    return Ok(());
                 }
+                line.clear();
+                if rule_line(&r, counters, &mut texts, foreign, &mut line) {
+                    if let Err(e) = out.write_all(line.as_bytes()) {
+                        failed = Some(e);
+                    }
+                }
+                Ok(())
+            })?;
+            if let Some(e) = failed {
+                return Err(e.into());
             }
-            let Some((_, text, _)) = rule_text(r.userdata, &mut texts) else {
-                foreign.push(format!(
-                    "rule handle {} in chain {chain} (no nfkeeper userdata)",
-                    r.handle.unwrap_or(0)
-                ));
-                return Ok(());
-            };
-            line.clear();
-            if counters {
-                let _ = write!(line, "[{}:{}] ", c.packets, c.bytes);
-            }
-            line.push_str("-A ");
-            line.push_str(chain);
-            line.push_str(&retargeted(&text, target.as_deref()));
-            line.push('\n');
-            if let Err(e) = out.write_all(line.as_bytes()) {
-                failed = Some(e);
+        }
+    } else {
+        // Many short chains: one dump, held per chain (few rules in all,
+        // by the choice above) and printed in order.
+        let mut lines: HashMap<String, String> = HashMap::new();
+        sock.rules(fam, Some(&tname), None, |r| {
+            if r.table == tname {
+                let buf = lines.entry(r.chain.to_string()).or_default();
+                rule_line(&r, counters, &mut texts, foreign, buf);
             }
             Ok(())
         })?;
-        if let Some(e) = failed {
-            return Err(e.into());
+        for (chain, _) in order {
+            if let Some(text) = lines.remove(chain) {
+                out.write_all(text.as_bytes())?;
+            }
         }
     }
     if let Form::Save { footer, .. } = form {
@@ -170,6 +172,45 @@ pub fn save_table_to(
         out.write_all(footer.as_bytes())?;
     }
     Ok(true)
+}
+
+/// Append rule `r`'s save line to `buf` (false, and a note in `foreign`,
+/// if it is not ours).
+fn rule_line(
+    r: &RuleRef<'_>,
+    counters: bool,
+    texts: &mut Texts,
+    foreign: &mut Vec<String>,
+    buf: &mut String,
+) -> bool {
+    let mut c = Counters::default();
+    let mut target = None;
+    for e in r.exprs() {
+        match e {
+            Ok(Expr::Counter { bytes, packets }) => c = Counters { packets, bytes },
+            Ok(Expr::Immediate {
+                data: Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t)),
+                ..
+            }) => target = Some(t),
+            _ => {}
+        }
+    }
+    let Some((_, text, _)) = rule_text(r.userdata, texts) else {
+        foreign.push(format!(
+            "rule handle {} in chain {} (no nfkeeper userdata)",
+            r.handle.unwrap_or(0),
+            r.chain
+        ));
+        return false;
+    };
+    if counters {
+        let _ = write!(buf, "[{}:{}] ", c.packets, c.bytes);
+    }
+    buf.push_str("-A ");
+    buf.push_str(r.chain);
+    buf.push_str(&retargeted(&text, target.as_deref()));
+    buf.push('\n');
+    true
 }
 
 /// `text` (a rule body ending in its target) with the jump/goto target

@@ -48,6 +48,7 @@ pub fn scope(p: &Parsed) -> Scope {
         | Command::ListRules {
             chain: Some(ch), ..
         } => vec![ch.clone()],
+        Command::Flush(None) | Command::DeleteChain(None) => return Scope::Chains,
         _ => return Scope::Table,
     };
     for r in &p.rules {
@@ -175,8 +176,8 @@ mod tests {
             ("-Z FORWARD", part(&[], &["FORWARD"])),
             ("-S", Scope::Table),
             ("-L FORWARD", Scope::Table),
-            ("-X", Scope::Table),
-            ("-F", Scope::Table),
+            ("-X", Scope::Chains),
+            ("-F", Scope::Chains),
             ("-Z", Scope::Table),
         ];
         for (argv, want) in cases {
@@ -212,7 +213,7 @@ mod tests {
             vec![(TableKind::Nat, part(&["POSTROUTING"], &[]))]
         );
         // A line that does not parse (or needs everything) widens its table.
-        for line in ["-A INPUT --bogus", "-X", "-L"] {
+        for line in ["-A INPUT --bogus", "-L", "-Z"] {
             let input = format!("*filter\n-A INPUT -j ACCEPT\n{line}\nCOMMIT\n");
             let s = restore_scopes(&input, f, true, None, "x");
             assert_eq!(s, vec![(TableKind::Filter, Scope::Table)], "{line}");
