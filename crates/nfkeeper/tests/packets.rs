@@ -145,14 +145,7 @@ fn goto_returns_to_the_callers_caller() {
         ),
         (92, "refused", "goto: RETURN in inner also returns to INPUT"),
     ];
-    for (port, want, why) in cases {
-        assert_eq!(
-            client.tcp(SRV4, port),
-            want,
-            "port {port}: {why}\n{}",
-            server.ruleset()
-        );
-    }
+    client.expect_tcp(server, SRV4, &cases);
 
     // A goto from a base chain: the end of the target applies the policy.
     server.nfk_all(

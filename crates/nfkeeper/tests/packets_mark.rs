@@ -40,14 +40,7 @@ fn mark_set_in_mangle_matched_in_filter() {
         (84, "timeout", "0x1 | 0x4 is 5: dropped"),
         (85, "ok", "0xf & 0x6 is 6: not dropped by ! --mark 6"),
     ];
-    for (port, want, why) in cases {
-        assert_eq!(
-            client.tcp(SRV4, port),
-            want,
-            "port {port}: {why}\n{}",
-            server.ruleset()
-        );
-    }
+    client.expect_tcp(server, SRV4, &cases);
 }
 
 /// The SYN alone gets MARK 7 and its connection keeps it (`--save-mark`).

@@ -124,14 +124,7 @@ fn iprange() {
         (85, "timeout", "server is the whole destination range"),
         (86, "ok", "destination inside a negated range"),
     ];
-    for (port, want, why) in cases {
-        assert_eq!(
-            client.tcp(SRV4, port),
-            want,
-            "port {port}: {why}\n{}",
-            server.ruleset()
-        );
-    }
+    client.expect_tcp(server, SRV4, &cases);
 }
 
 /// `--limit 1/min --limit-burst 3`: of a burst of 10 pings exactly the

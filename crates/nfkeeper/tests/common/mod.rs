@@ -206,6 +206,19 @@ impl Ns {
 
     /// [`Ns::tcp`] with a longer wait, for answers that may only come to the
     /// SYN's retransmission (after 1 s).
+    /// Each (port, outcome, why): a TCP connect from here to `host:port`
+    /// ends as `outcome`; a mismatch shows `server`'s ruleset.
+    pub fn expect_tcp(&self, server: &Ns, host: &str, cases: &[(u16, &str, &str)]) {
+        for &(port, want, why) in cases {
+            assert_eq!(
+                self.tcp(host, port),
+                want,
+                "port {port}: {why}\n{}",
+                server.ruleset()
+            );
+        }
+    }
+
     pub fn tcp_within(&self, timeout: &str, host: &str, port: u16) -> String {
         self.probe_within(timeout, &["tcp", host, &port.to_string()])
     }
