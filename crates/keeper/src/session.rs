@@ -149,8 +149,9 @@ impl Session {
         let sc = scope(&p);
         let partial = sc != Scope::Table;
         if let Command::DeleteChain(Some(ch)) = &p.command {
-            // -X CHAIN refused as busy: the chain has rules (read them: the
-            // model says "Directory not empty") or, with none, references.
+            // -X CHAIN refused as busy: it has rules or references. Read
+            // only that chain's rules and the kernel's use count to say
+            // which, as iptables does (not the whole table).
             let ch = ch.clone();
             return match self.iptables_in(p.clone(), &sc) {
                 Err(_) if self.refused == Some(16) => {
