@@ -128,7 +128,29 @@ pub fn demo(args: &[String]) -> i32 {
     if b != 0 {
         return b;
     }
-    kernel_round(&cf, n)
+    let k = kernel_round(&cf, n);
+    // SAFETY: geteuid has no preconditions.
+    if k != 0 || args.iter().any(|a| a == "--no-bench") || unsafe { libc::geteuid() } != 0 {
+        return k;
+    }
+    // The studies' suites, short: every baseline present, each case in its
+    // own private namespaces; the tables on stdout, reports and plots under
+    // bench-results/ (or --out DIR). About 80 s here.
+    eprintln!("\nthe Cloud Foundry and iptables-nft study suites, quick (--no-bench skips):");
+    let out = arg_value(args, "--out");
+    let mut code = 0;
+    for (suite, extra) in [("cf", &[][..]), ("ruleset", &["--sizes", "1000"][..])] {
+        let mut argv: Vec<String> = ["--suite", suite, "--quick"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect();
+        if let Some(dir) = &out {
+            argv.extend(["--out".to_string(), format!("{dir}/{suite}")]);
+        }
+        code = code.max(bench::suites::cli::main(&argv));
+    }
+    code
 }
 
 /// Restore the Cloud Foundry ruleset into the kernel of a fresh network

@@ -42,7 +42,10 @@ const USAGE: &str = "\
 nfkeeper: an iptables-compatible firewall ruleset manager
 
 Usage:
-  nfkeeper demo [--rules N]        load a generated ruleset into the model, print it back with timings
+  nfkeeper demo [--rules N] [--no-bench] [--out DIR]
+                                   generated rulesets through the model and, as root, the kernel of a
+                                   private network namespace; then the cf and ruleset suites, quick,
+                                   against the baselines present (report and plots in DIR)
   nfkeeper load [-6] [-c] FILE     load an iptables-save file into the model, print it back with timings
   nfkeeper bench model [--quick] [--sizes N,N] [--reps N]
                                    model benchmarks (restore, single operations, save) as Markdown
