@@ -281,18 +281,7 @@ fn dump_rules(
         if r.table != tname || chain.is_some_and(|c| c != r.chain) {
             return Ok(());
         }
-        let mut counters = Counters::default();
-        let mut target = None;
-        for e in r.exprs() {
-            match e {
-                Ok(Expr::Counter { bytes, packets }) => counters = Counters { packets, bytes },
-                Ok(Expr::Immediate {
-                    data: nft::Data::Verdict(Verdict::Jump(c) | Verdict::Goto(c)),
-                    ..
-                }) => target = Some(c),
-                _ => {}
-            }
-        }
+        let (counters, target) = counters_and_target(&r);
         out.push(KernelRule {
             chain: r.chain.to_string(),
             handle: r.handle.unwrap_or(0),
@@ -302,6 +291,24 @@ fn dump_rules(
         });
         Ok(())
     })
+}
+
+/// A kernel rule's counters (its counter expression) and the chain its
+/// jump/goto verdict names, if any.
+pub(crate) fn counters_and_target(r: &nft::RuleRef<'_>) -> (Counters, Option<String>) {
+    let mut counters = Counters::default();
+    let mut target = None;
+    for e in r.exprs() {
+        match e {
+            Ok(Expr::Counter { bytes, packets }) => counters = Counters { packets, bytes },
+            Ok(Expr::Immediate {
+                data: nft::Data::Verdict(Verdict::Jump(c) | Verdict::Goto(c)),
+                ..
+            }) => target = Some(c),
+            _ => {}
+        }
+    }
+    (counters, target)
 }
 
 /// A chain from the kernel into the snapshot's model.

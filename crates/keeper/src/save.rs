@@ -12,9 +12,9 @@
 //! `read::per_chain_dumps`), held per chain until printed: that is chosen
 //! only when the rules are few.
 
-use crate::read::{per_chain_dumps, read_catalog, rule_text, Texts};
+use crate::read::{counters_and_target, per_chain_dumps, read_catalog, rule_text, Texts};
 use compile::layout;
-use nft::{Data, Expr, RuleRef, Socket, Verdict};
+use nft::{RuleRef, Socket};
 use ruleset::{Counters, Family, TableKind};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -183,18 +183,7 @@ fn rule_line(
     foreign: &mut Vec<String>,
     buf: &mut String,
 ) -> bool {
-    let mut c = Counters::default();
-    let mut target = None;
-    for e in r.exprs() {
-        match e {
-            Ok(Expr::Counter { bytes, packets }) => c = Counters { packets, bytes },
-            Ok(Expr::Immediate {
-                data: Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t)),
-                ..
-            }) => target = Some(t),
-            _ => {}
-        }
-    }
+    let (c, target) = counters_and_target(r);
     let Some((_, text, _)) = rule_text(r.userdata, texts) else {
         foreign.push(format!(
             "rule handle {} in chain {} (no nfkeeper userdata)",

@@ -11,7 +11,7 @@
 //! one of the two marks is fully kept or fully replaced (a full or empty
 //! mask); merging parts of both needs a register-to-register bitwise.
 
-use super::mark::{assign, load, store, MarkOf};
+use super::mark::{and_xor, assign, load, store, MarkOf};
 use crate::lower::{Cx, LowerError, Result};
 use iptables::ext::targets::connmark::{Connmark, ConnmarkMode};
 use nft::expr::{reg, Shift};
@@ -68,15 +68,7 @@ fn assign_shifted(
         return Err(shift_not_native(t));
     }
     load(cx, src);
-    if and != ALL || xor != 0 {
-        cx.push(Expr::Bitwise {
-            sreg: reg::R1,
-            dreg: reg::R1,
-            len: 4,
-            mask: and.to_ne_bytes().to_vec(),
-            xor: xor.to_ne_bytes().to_vec(),
-        });
-    }
+    and_xor(cx, and, xor);
     cx.push(Expr::Shift(Shift {
         sreg: reg::R1,
         dreg: reg::R1,

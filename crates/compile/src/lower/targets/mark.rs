@@ -53,19 +53,24 @@ pub(crate) fn imm(cx: &mut Cx, data: &[u8]) {
 
 /// `dst = (src & and) ^ xor`; without a source (or with `and == 0`) the
 /// result is the constant `xor`.
+/// `R1 = (R1 & and) ^ xor` on a 32-bit mark; nothing when that is R1.
+pub(crate) fn and_xor(cx: &mut Cx, and: u32, xor: u32) {
+    if and != u32::MAX || xor != 0 {
+        cx.push(Expr::Bitwise {
+            sreg: reg::R1,
+            dreg: reg::R1,
+            len: 4,
+            mask: and.to_ne_bytes().to_vec(),
+            xor: xor.to_ne_bytes().to_vec(),
+        });
+    }
+}
+
 pub(crate) fn assign(cx: &mut Cx, dst: MarkOf, src: Option<MarkOf>, and: u32, xor: u32) {
     match src {
         Some(s) if and != 0 => {
             load(cx, s);
-            if and != u32::MAX || xor != 0 {
-                cx.push(Expr::Bitwise {
-                    sreg: reg::R1,
-                    dreg: reg::R1,
-                    len: 4,
-                    mask: and.to_ne_bytes().to_vec(),
-                    xor: xor.to_ne_bytes().to_vec(),
-                });
-            }
+            and_xor(cx, and, xor);
         }
         _ => imm(cx, &xor.to_ne_bytes()),
     }
