@@ -39,9 +39,54 @@ pub struct KernelApply {
     pub overflow: HashMap<(TableKind, RuleId), u32>,
     /// Tag of the messages being added (the command or restore line).
     pub tag: Tag,
+    /// Ask the kernel to echo created rules and chains so their handles can
+    /// be learnt after the commit (a long-lived model needs them; direct
+    /// mode throws the model away and leaves this off).
+    pub echo: bool,
+    /// With `echo`: what each echoing message creates, by sequence number
+    /// (ascending). See [`KernelApply::learn`].
+    pub created: Vec<(u32, Created)>,
+    /// Rules deleted or flushed by this batch: their locations are dropped
+    /// once it commits ([`KernelApply::learn`]), kept if it is abandoned.
+    pub forgotten: Vec<(TableKind, RuleId)>,
+    /// Tables whose chain handles or catalog bookkeeping this batch changed
+    /// (renames, dropped overflow text): undoing the batch's commands in
+    /// the model does not undo these, so an abandoned batch means those
+    /// tables must be re-read.
+    pub side_effects: HashSet<TableKind>,
     next_rule_id: u32,
     next_set_id: u32,
 }
+
+/// An object a batch creates whose kernel handle is learnt from its echo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Created {
+    Rule(TableKind, RuleId),
+    Chain(TableKind, String),
+}
+
+/// A point to roll a [`KernelApply`] back to (see [`KernelApply::mark`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ApplyMark {
+    batch: nft::batch::Mark,
+    created: usize,
+    forgotten: usize,
+    /// Which of the (at most five) tables were present: a truncated
+    /// command may have created one.
+    present: [bool; 5],
+}
+
+fn kind_index(k: TableKind) -> usize {
+    SAVE_KINDS.iter().position(|x| *x == k).unwrap_or(0)
+}
+
+const SAVE_KINDS: [TableKind; 5] = [
+    TableKind::Filter,
+    TableKind::Nat,
+    TableKind::Mangle,
+    TableKind::Raw,
+    TableKind::Security,
+];
 
 fn unsupported(e: impl std::fmt::Display) -> Error {
     Error::param(e.to_string())
@@ -57,9 +102,76 @@ impl KernelApply {
             chain_handles: HashMap::new(),
             overflow: HashMap::new(),
             tag: 0,
+            echo: false,
+            created: Vec::new(),
+            forgotten: Vec::new(),
+            side_effects: HashSet::new(),
             next_rule_id: 1,
             next_set_id: 1,
         }
+    }
+
+    /// Start the next batch (a long-lived apply keeps its locations).
+    pub fn rebatch(&mut self, batch: Batch) {
+        self.batch = batch;
+        self.created.clear();
+        self.forgotten.clear();
+        self.side_effects.clear();
+    }
+
+    /// Where the batch is now: a command that fails half-way is cut back to
+    /// here with [`KernelApply::truncate`] (its model changes are rolled
+    /// back by the caller).
+    pub fn mark(&self) -> ApplyMark {
+        let mut present = [false; 5];
+        for k in &self.present {
+            present[kind_index(*k)] = true;
+        }
+        ApplyMark {
+            batch: self.batch.mark(),
+            created: self.created.len(),
+            forgotten: self.forgotten.len(),
+            present,
+        }
+    }
+
+    /// Drop what was added since `m`. Catalog bookkeeping of a rule whose
+    /// replacement failed may be lost (its catalog elements then stay until
+    /// the table is restored); locations are unaffected.
+    pub fn truncate(&mut self, m: ApplyMark) {
+        self.batch.truncate(m.batch);
+        self.created.truncate(m.created);
+        self.forgotten.truncate(m.forgotten);
+        self.present.retain(|k| m.present[kind_index(*k)]);
+    }
+
+    /// After a committed batch: record the handles the kernel echoed for
+    /// the objects it created and forget deleted rules. Returns how many
+    /// created objects got no handle (echoes lost to a receive overrun):
+    /// the caller must re-read those tables. O(echoes · log created).
+    pub fn learn(&mut self, echoes: &[nft::Echo]) -> usize {
+        let mut learnt = 0;
+        for e in echoes {
+            let Some(h) = e.handle else { continue };
+            let Ok(i) = self.created.binary_search_by_key(&e.seq, |(s, _)| *s) else {
+                continue;
+            };
+            learnt += 1;
+            match &self.created[i].1 {
+                Created::Rule(k, id) => {
+                    self.locs.insert((*k, *id), Loc::Handle(h));
+                }
+                Created::Chain(k, name) => {
+                    self.chain_handles.insert((*k, name.clone()), h);
+                }
+            }
+        }
+        for key in std::mem::take(&mut self.forgotten) {
+            self.locs.remove(&key);
+        }
+        let missing = self.created.len() - learnt;
+        self.created.clear();
+        missing
     }
 
     fn fam(&self) -> nft::Family {
@@ -108,6 +220,7 @@ impl KernelApply {
     /// Forget a rule's overflow text (its catalog elements).
     fn drop_overflow(&mut self, kind: TableKind, id: RuleId) {
         if let Some(n) = self.overflow.remove(&(kind, id)) {
+            self.side_effects.insert(kind);
             let es = self.catalog_elems(kind, id, n);
             self.batch.delete(&es, self.tag);
         }
@@ -185,7 +298,10 @@ impl KernelApply {
             (_, Some(Loc::New(b))) => r.position_id = Some(b),
             (_, None) => {}
         }
-        self.batch.add_rule(&r, placement, false, self.tag);
+        let seq = self.batch.add_rule(&r, placement, self.echo, self.tag);
+        if self.echo {
+            self.created.push((seq, Created::Rule(kind, id)));
+        }
         self.locs.insert((kind, id), Loc::New(bid));
         Ok(())
     }
@@ -194,6 +310,7 @@ impl KernelApply {
         let loc = id.and_then(|i| self.loc(kind, i));
         if let Some(i) = id {
             self.drop_overflow(kind, i);
+            self.forgotten.push((kind, i));
         }
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let mut r = nft::Rule::key(fam, &tname, chain, None);
@@ -288,6 +405,9 @@ impl KernelApply {
                 let at = old.and_then(|o| self.loc(kind, o));
                 if let Some(o) = old {
                     self.drop_overflow(kind, o);
+                    if o != id {
+                        self.forgotten.push((kind, o));
+                    }
                 }
                 self.new_rule(kind, &chain, id, &body, c, Placement::Replace, at)?;
             }
@@ -316,6 +436,7 @@ impl KernelApply {
                 execute_owned(t, p, out)?;
                 for id in gone {
                     self.drop_overflow(kind, id);
+                    self.forgotten.push((kind, id));
                 }
                 for c in chains {
                     self.flush_chain(kind, &c);
@@ -332,7 +453,13 @@ impl KernelApply {
             Command::NewChain(c) => {
                 execute_owned(t, p, out)?;
                 let (fam, tname) = (self.fam(), layout::table_name(kind));
-                self.batch.create(&Chain::new(fam, &tname, &c), self.tag);
+                let ch = Chain::new(fam, &tname, &c);
+                if self.echo {
+                    let seq = self.batch.create_echo(&ch, self.tag);
+                    self.created.push((seq, Created::Chain(kind, c)));
+                } else {
+                    self.batch.create(&ch, self.tag);
+                }
             }
             Command::DeleteChain(c) => {
                 let names: Vec<String> = match &c {
@@ -366,6 +493,7 @@ impl KernelApply {
                 let mut c = Chain::new(fam, &tname, &new);
                 c.handle = Some(h);
                 self.batch.add(&c, self.tag);
+                self.side_effects.insert(kind);
                 self.chain_handles.remove(&(kind, old));
                 self.chain_handles.insert((kind, new.clone()), h);
                 // The kernel's jumps follow the chain object; referring

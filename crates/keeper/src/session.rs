@@ -34,7 +34,7 @@ pub struct Session {
     refused: Option<i32>,
 }
 
-fn kernel_err(e: nft::Error) -> Error {
+pub fn kernel_err(e: nft::Error) -> Error {
     match e {
         nft::Error::Kernel { code, .. } => errno_err(-code),
         nft::Error::Io(io) if io.raw_os_error() == Some(libc_eperm()) => {
@@ -49,7 +49,7 @@ const fn libc_eperm() -> i32 {
 }
 
 /// iptables' wording for a kernel errno of a failed commit.
-fn errno_err(errno: i32) -> Error {
+pub fn errno_err(errno: i32) -> Error {
     match errno {
         1 | 13 => Error::op("Permission denied (you must be root)."),
         2 => Error::op("No chain/target/match by that name."),

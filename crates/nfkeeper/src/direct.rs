@@ -1,10 +1,10 @@
 //! The kernel backend (direct mode): every invocation reads what it needs
 //! from the kernel and commits one transaction (see the `keeper` crate).
 
-use crate::offline::ctime_now;
 use crate::personality::Backend;
 use iptables::exec::{RestoreError, RestoreOpts, RestoreStats};
 use iptables::parse::Parsed;
+use iptables::print::ctime::ctime_now;
 use iptables::Error;
 use keeper::Session;
 use ruleset::{Family, TableKind};

@@ -9,6 +9,7 @@ mod demo;
 mod direct;
 mod offline;
 mod personality;
+mod via_daemon;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -52,6 +53,14 @@ Usage:
   nfkeeper bench cf|ruleset|packet [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
                                    the studies' suites against iptables-legacy, iptables-nft, nft,
                                    each case in a private network namespace (root)
+  nfkeeper serve [--netns NAME] [--socket PATH] [--group G] [--metrics ADDR:PORT] ...
+                                   the daemon: a warm model of this namespace's tables behind a unix
+                                   socket; the iptables personalities use it when it answers
+                                   (`nfkeeper serve --help` for all options)
+  nfkeeper status                  the daemon's state (tables, commits, clients)
+  nfkeeper [--direct|--daemon] iptables ARGS...
+                                   force direct mode or the daemon (default: the daemon if it answers;
+                                   also NFKEEPER_MODE=direct|daemon|auto)
   nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,
   nfkeeper iptables-restore ...      iptables-restore, ip6tables-save, ip6tables-restore;
                                      or invoke nfkeeper through a symlink of that name)
@@ -70,17 +79,32 @@ fn main() -> ExitCode {
     if let Some(p) = Personality::from_name(base) {
         return exit(personality::run(p, base, &args[1..]));
     }
-    let Some(sub) = args.get(1) else {
+    // `nfkeeper --direct|--daemon PERSONALITY ...`: force how the
+    // iptables personalities reach the kernel.
+    let first = match args.get(1).map(String::as_str) {
+        Some("--direct") => {
+            via_daemon::force(via_daemon::Mode::Direct);
+            2
+        }
+        Some("--daemon") => {
+            via_daemon::force(via_daemon::Mode::Daemon);
+            2
+        }
+        _ => 1,
+    };
+    let Some(sub) = args.get(first) else {
         eprint!("{USAGE}");
         return ExitCode::from(2);
     };
     if let Some(p) = Personality::from_name(sub) {
-        return exit(personality::run(p, sub, &args[2..]));
+        return exit(personality::run(p, sub, &args[first + 1..]));
     }
     match sub.as_str() {
-        "demo" => exit(demo::demo(&args[2..])),
-        "bench" => exit(run_bench(&args[2..])),
-        "load" => exit(demo::load(&args[2..])),
+        "serve" => exit(serve(&args[first + 1..])),
+        "status" => exit(status()),
+        "demo" => exit(demo::demo(&args[first + 1..])),
+        "bench" => exit(run_bench(&args[first + 1..])),
+        "load" => exit(demo::load(&args[first + 1..])),
         "--version" | "-V" | "version" => {
             println!(
                 "nfkeeper {} (iptables {})",
@@ -97,6 +121,46 @@ fn main() -> ExitCode {
             eprintln!("nfkeeper: unknown command `{other}'");
             eprint!("{USAGE}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// `nfkeeper serve ...`: runs until killed.
+fn serve(args: &[String]) -> i32 {
+    match daemon::parse_args(args) {
+        Ok(cfg) => match daemon::serve(cfg) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("nfkeeper serve: {e}");
+                1
+            }
+        },
+        Err(e) if e.is_empty() => {
+            print!("{}", daemon::USAGE);
+            0
+        }
+        Err(e) => {
+            eprintln!("nfkeeper {e}");
+            eprint!("{}", daemon::USAGE);
+            2
+        }
+    }
+}
+
+/// `nfkeeper status`: the daemon's state, or why there is none.
+fn status() -> i32 {
+    let path = proto::client::default_path();
+    match proto::client::Client::connect(&path).and_then(|mut c| c.status()) {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(e) => {
+            eprintln!(
+                "nfkeeper status: no daemon answers at {} ({e}); commands run in direct mode",
+                path.display()
+            );
+            3
         }
     }
 }
@@ -126,9 +190,15 @@ fn run_bench(args: &[String]) -> i32 {
             print!("{}", bench::print_markdown(&results));
             0
         }
-        Some(suite @ ("cf" | "ruleset" | "packet")) => {
+        Some(suite @ ("cf" | "ruleset" | "packet" | "all")) => {
             let mut argv = vec!["--suite".to_string(), suite.to_string()];
             argv.extend(args[1..].iter().cloned());
+            bench::suites::cli::main(&argv)
+        }
+        // `nfkeeper bench --quick ...`: every kernel suite in one run.
+        Some(opt) if opt.starts_with('-') && opt != "-h" && opt != "--help" => {
+            let mut argv = vec!["--suite".to_string(), "all".to_string()];
+            argv.extend(args.iter().cloned());
             bench::suites::cli::main(&argv)
         }
         _ => {

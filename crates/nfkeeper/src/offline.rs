@@ -6,6 +6,7 @@
 use crate::personality::{Backend, SAVE_ORDER};
 use iptables::exec::{self, restore, RestoreError, RestoreOpts, RestoreStats};
 use iptables::parse::{Command, Parsed};
+use iptables::print::ctime::ctime_now;
 use iptables::{Error, Rule};
 use ruleset::{Family, Ruleset, TableKind};
 use std::path::PathBuf;
@@ -160,54 +161,5 @@ impl Backend for State {
             })?;
         }
         Ok(stats)
-    }
-}
-
-/// The current time as C's ctime() prints it (UTC; no time zone database).
-pub fn ctime_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    ctime(secs)
-}
-
-/// `Www Mmm dd hh:mm:ss yyyy` for a Unix time (UTC).
-pub fn ctime(secs: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let days = secs / 86400;
-    let rem = secs % 86400;
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days as i64 + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{} {} {:>2} {:02}:{:02}:{:02} {}",
-        DAYS[(days % 7) as usize],
-        MONTHS[(m - 1) as usize],
-        d,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        y
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn ctime_format() {
-        assert_eq!(super::ctime(0), "Thu Jan  1 00:00:00 1970");
-        assert_eq!(super::ctime(1_795_323_600), "Sun Nov 22 05:00:00 2026");
-        assert_eq!(super::ctime(951_782_400), "Tue Feb 29 00:00:00 2000");
     }
 }

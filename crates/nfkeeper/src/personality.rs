@@ -33,6 +33,13 @@ pub trait Backend {
     }
 }
 
+fn wire_family(f: Family) -> proto::Fam {
+    match f {
+        Family::Ipv4 => proto::Fam::V4,
+        _ => proto::Fam::V6,
+    }
+}
+
 fn family_of(p: Personality) -> Family {
     match p {
         Personality::Iptables | Personality::Save | Personality::Restore => Family::Ipv4,
@@ -83,6 +90,15 @@ fn run_iptables(family: Family, prog: &str, args: &[String]) -> i32 {
             return e.exit_code();
         }
     };
+    // The daemon prints the parse warnings, help and version itself.
+    let req = proto::Request::Iptables {
+        family: wire_family(family),
+        prog: prog.to_string(),
+        args: args.to_vec(),
+    };
+    if let Some(code) = crate::via_daemon::run(&req, prog) {
+        return code;
+    }
     for w in &parsed.warnings {
         eprintln!("{w}");
     }
@@ -144,6 +160,15 @@ fn run_save(family: Family, prog: &str, args: &[String]) -> i32 {
                 return 1;
             }
         }
+    }
+    let req = proto::Request::Save {
+        family: wire_family(family),
+        prog: prog.to_string(),
+        counters,
+        table: only.map(|t| t.name().to_string()),
+    };
+    if let Some(code) = crate::via_daemon::run(&req, prog) {
+        return code;
     }
     let mut b = match backend(family) {
         Ok(b) => b,
@@ -218,6 +243,22 @@ fn run_restore(family: Family, prog: &str, args: &[String]) -> i32 {
         eprintln!("Can't open {}: {e}", file.unwrap_or("stdin"));
         return 1;
     }
+    let req = proto::Request::Restore {
+        family: wire_family(family),
+        prog: prog.to_string(),
+        noflush: o.noflush,
+        counters: o.counters,
+        test: o.test,
+        table: o.table.map(|t| t.name().to_string()),
+        payload: input.into_bytes(),
+    };
+    if let Some(code) = crate::via_daemon::run(&req, prog) {
+        return code;
+    }
+    let proto::Request::Restore { payload, .. } = req else {
+        unreachable!("built above")
+    };
+    let input = String::from_utf8(payload).unwrap_or_default();
     let mut b = match backend(family) {
         Ok(b) => b,
         Err(msg) => {

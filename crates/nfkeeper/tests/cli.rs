@@ -61,12 +61,14 @@ fn parse_scenario(text: &str) -> Vec<Step> {
     steps
 }
 
-/// Where the commands run: the offline model, or the kernel of a private
-/// network namespace (`ip netns exec NS`).
+/// Where the commands run: the offline model, the kernel of a private
+/// network namespace (`ip netns exec NS`) in direct mode, or the same
+/// through `nfkeeper serve` running in that namespace (socket path given).
 #[derive(Clone, Copy)]
 enum Mode<'a> {
     Offline,
     Kernel(&'a str),
+    Daemon(&'a str, &'a Path),
 }
 
 fn run_scenario(path: &Path, mode: Mode) -> Vec<String> {
@@ -80,6 +82,7 @@ fn run_scenario(path: &Path, mode: Mode) -> Vec<String> {
         match mode {
             Mode::Offline => "offline",
             Mode::Kernel(_) => "kernel",
+            Mode::Daemon(..) => "daemon",
         }
     ));
     let _ = std::fs::remove_dir_all(&dir);
@@ -98,7 +101,17 @@ fn run_scenario(path: &Path, mode: Mode) -> Vec<String> {
                 let mut c = Command::new("ip");
                 c.args(["netns", "exec", ns, bin])
                     .args(&step.argv)
-                    .env_remove("NFKEEPER_OFFLINE_STATE");
+                    .env_remove("NFKEEPER_OFFLINE_STATE")
+                    .env("NFKEEPER_MODE", "direct");
+                c
+            }
+            Mode::Daemon(ns, sock) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, bin])
+                    .args(&step.argv)
+                    .env_remove("NFKEEPER_OFFLINE_STATE")
+                    .env("NFKEEPER_MODE", "daemon")
+                    .env("NFKEEPER_SOCKET", sock);
                 c
             }
         };
@@ -203,6 +216,77 @@ fn cli_scenarios_in_the_kernel() {
             return;
         };
         failures.extend(run_scenario(f, Mode::Kernel(&ns.0)));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// `nfkeeper serve` in a namespace, killed on drop.
+struct Daemon(std::process::Child);
+
+impl Daemon {
+    fn start(ns: &str, sock: &Path) -> Daemon {
+        let child = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                ns,
+                env!("CARGO_BIN_EXE_nfkeeper"),
+                "serve",
+                "--quiet",
+            ])
+            .arg("--socket")
+            .arg(sock)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn nfkeeper serve");
+        let d = Daemon(child);
+        for _ in 0..500 {
+            if std::os::unix::net::UnixStream::connect(sock).is_ok() {
+                return d;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!(
+            "nfkeeper serve did not start listening on {}",
+            sock.display()
+        );
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The same scenarios through the daemon: every reply must print, fail and
+/// exit exactly as direct mode does.
+#[test]
+fn cli_scenarios_through_the_daemon() {
+    if !testkit::is_root() {
+        eprintln!("SKIP: daemon scenarios need root");
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cli");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("testdata/cli")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    for f in &files {
+        let tag = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let Some(ns) = Netns::new(&format!("d-{tag}")) else {
+            eprintln!("SKIP: cannot create a network namespace (ip netns add)");
+            return;
+        };
+        let sock = std::env::temp_dir().join(format!("nfk-cli-{}-{tag}.sock", std::process::id()));
+        let d = Daemon::start(&ns.0, &sock);
+        failures.extend(run_scenario(f, Mode::Daemon(&ns.0, &sock)));
+        drop(d);
+        let _ = std::fs::remove_file(&sock);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -48,6 +48,8 @@ pub struct BatchError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Echo {
     pub tag: Tag,
+    /// Sequence number of the message echoed (as returned by [`Batch::push`]).
+    pub seq: u32,
     pub msg: u16,
     pub handle: Option<u64>,
 }
@@ -66,6 +68,13 @@ impl Outcome {
     pub fn is_ok(&self) -> bool {
         self.committed && self.errors.is_empty()
     }
+}
+
+/// A position in a batch under construction (see [`Batch::mark`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    bytes: usize,
+    msgs: usize,
 }
 
 /// A batch under construction. Owns its buffer; sequence numbers are
@@ -142,6 +151,12 @@ impl Batch {
         self.push(O::NEW, NLM_F_CREATE | NLM_F_EXCL, obj, tag)
     }
 
+    /// As [`Batch::create`], and the kernel echoes the object with its
+    /// handle (reported in [`Outcome::echoes`]).
+    pub fn create_echo<O: Object>(&mut self, obj: &O, tag: Tag) -> u32 {
+        self.push(O::NEW, NLM_F_CREATE | NLM_F_EXCL | NLM_F_ECHO, obj, tag)
+    }
+
     /// Deletes `obj` (identified by name or handle; for rules see
     /// [`crate::rule`]: by handle, or a chain flush without handle).
     pub fn delete<O: Object>(&mut self, obj: &O, tag: Tag) -> u32 {
@@ -173,6 +188,35 @@ impl Batch {
             flags |= NLM_F_ECHO;
         }
         self.push(msg::NEWRULE, flags, rule, tag)
+    }
+
+    /// Sets the generation id the kernel must still be at (see
+    /// [`Batch::new`]); for resending an unchanged batch after a concurrent
+    /// commit elsewhere. No-op for a batch made without a genid.
+    pub fn set_genid(&mut self, genid: u32) {
+        // Begin message: 16-byte nlmsghdr, 4-byte nfgenmsg, then the
+        // NFNL_BATCH_GENID attribute (4-byte header, big-endian u32).
+        let at = 16 + 4;
+        if self.buf.len() >= at + 8 && self.buf[16 + 4 + 2] == NFNL_BATCH_GENID as u8 {
+            self.buf[at + 4..at + 8].copy_from_slice(&genid.to_be_bytes());
+        }
+    }
+
+    /// A point to [`Batch::truncate`] back to: drops the messages added
+    /// after it (a caller's command that failed half-way). O(1).
+    pub fn mark(&self) -> Mark {
+        Mark {
+            bytes: self.buf.len(),
+            msgs: self.tags.len(),
+        }
+    }
+
+    /// Forgets every message added since `mark` (taken from this batch,
+    /// before [`Batch::finish`]).
+    pub fn truncate(&mut self, mark: Mark) {
+        assert!(!self.ended, "batch already finished");
+        self.buf.truncate(mark.bytes);
+        self.tags.truncate(mark.msgs);
     }
 
     /// Closes the batch (idempotent) and returns its bytes.
@@ -274,6 +318,7 @@ impl Batch {
             };
             out.echoes.push(Echo {
                 tag,
+                seq: m.seq,
                 msg: kind,
                 handle,
             });

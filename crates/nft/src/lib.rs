@@ -17,6 +17,7 @@
 pub mod batch;
 pub mod chain;
 pub mod data;
+pub mod events;
 pub mod expr;
 pub mod gen;
 pub mod netlink;
@@ -29,6 +30,7 @@ pub mod table;
 pub use batch::{Batch, BatchError, Echo, Outcome, Tag};
 pub use chain::{Chain, Hook};
 pub use data::{Data, Verdict};
+pub use events::{Event, EventSocket};
 pub use expr::Expr;
 pub use gen::Gen;
 pub use rule::{Rule, RuleRef};

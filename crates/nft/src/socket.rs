@@ -1,5 +1,7 @@
 //! The only module that does I/O: a `NETLINK_NETFILTER` socket that commits
-//! [`Batch`]es, runs dumps and reads the generation.
+//! [`Batch`]es, runs dumps and reads the generation, plus the few syscall
+//! helpers behind [`crate::events::EventSocket`] (multicast membership,
+//! poll, non-blocking receive).
 //!
 //! Uses `libc` because std has no netlink sockets: we need `socket(2)` with
 //! `AF_NETLINK`, `send`/`recv` with `MSG_TRUNC`, and `setsockopt` for
@@ -49,6 +51,7 @@ use crate::{msg, Chain, Error, Family, Gen, Object, RuleRef, Set, SetElem, SetEl
 const SOL_NETLINK: i32 = 270;
 const NETLINK_CAP_ACK: i32 = 10;
 const NETLINK_EXT_ACK: i32 = 11;
+const NETLINK_ADD_MEMBERSHIP: i32 = 1;
 /// Receive buffer size (bytes). Dump skbs are at most 32 KiB; echo
 /// notifications are coalesced into skbs of about a page.
 const RBUF: usize = 256 * 1024;
@@ -66,6 +69,7 @@ pub struct Socket {
     rcvbuf: usize,
     /// Scratch for small requests.
     req: Vec<u8>,
+    portid: u32,
 }
 
 /// Result of a batch commit plus how the socket fared.
@@ -86,28 +90,146 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// A `NETLINK_NETFILTER` socket bound in the calling thread's network
+/// namespace, with a port id chosen by the kernel.
+pub(crate) fn open_bound() -> io::Result<OwnedFd> {
+    // SAFETY: plain syscalls on a fresh fd we own; the sockaddr is a
+    // zeroed `sockaddr_nl` with only the family set.
+    unsafe {
+        let fd = cvt(libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            netlink::NETLINK_NETFILTER,
+        ))?;
+        let fd = OwnedFd::from_raw_fd(fd);
+        let mut sa: libc::sockaddr_nl = std::mem::zeroed();
+        sa.nl_family = libc::AF_NETLINK as u16;
+        cvt(libc::bind(
+            fd.as_raw_fd(),
+            &sa as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_nl>() as u32,
+        ))?;
+        Ok(fd)
+    }
+}
+
+/// The port id of a bound netlink socket (`getsockname`'s `nl_pid`).
+pub(crate) fn portid_of(fd: &OwnedFd) -> io::Result<u32> {
+    // SAFETY: `sa` and `len` outlive the call; `len` is `sa`'s size.
+    unsafe {
+        let mut sa: libc::sockaddr_nl = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
+        cvt(libc::getsockname(
+            fd.as_raw_fd(),
+            &mut sa as *mut _ as *mut libc::sockaddr,
+            &mut len,
+        ))?;
+        Ok(sa.nl_pid)
+    }
+}
+
+pub(crate) fn setsockopt_int(fd: &OwnedFd, level: i32, name: i32, v: i32) -> io::Result<()> {
+    // SAFETY: `v` outlives the call and its size is passed.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            &v as *const i32 as *const libc::c_void,
+            4,
+        )
+    })
+    .map(drop)
+}
+
+/// Joins netlink multicast group `group` (a group number, not a mask).
+pub(crate) fn join_group(fd: &OwnedFd, group: u32) -> io::Result<()> {
+    setsockopt_int(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group as i32)
+}
+
+/// Sets the receive buffer to `bytes` (`SO_RCVBUFFORCE`, which needs
+/// CAP_NET_ADMIN and ignores `rmem_max`; else `SO_RCVBUF`, capped by
+/// `rmem_max`). The kernel doubles the value for bookkeeping overhead.
+pub(crate) fn set_rcvbuf(fd: &OwnedFd, bytes: usize) -> io::Result<()> {
+    let v = bytes.min(MAX_SOCKBUF) as i32;
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, v)
+        .or_else(|_| setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, v))
+}
+
+/// Waits until `fd` is readable: `Ok(false)` when `timeout` passed first
+/// (`None`: wait forever). Retries on `EINTR` with the time left.
+pub(crate) fn poll_readable(
+    fd: &OwnedFd,
+    timeout: Option<std::time::Duration>,
+) -> io::Result<bool> {
+    let deadline = timeout.map(|t| std::time::Instant::now() + t);
+    loop {
+        let ms = match deadline {
+            None => -1,
+            Some(d) => {
+                let left = d.saturating_duration_since(std::time::Instant::now());
+                // Round up so a sub-millisecond wait does not become a spin.
+                left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+            }
+        };
+        let mut p = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, count 1.
+        let r = unsafe { libc::poll(&mut p, 1, ms) };
+        if r > 0 {
+            return Ok(true);
+        }
+        if r == 0 {
+            return Ok(false);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+/// Receives one datagram without blocking. `Ok(None)` when nothing is
+/// queued; `Ok(Some(n))` with the datagram's full length, which exceeds
+/// `buf.len()` when it was truncated (`MSG_TRUNC`). `ENOBUFS` is an `Err`
+/// (see [`is_overrun`]).
+pub(crate) fn recv_nonblock(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    loop {
+        // SAFETY: the buffer is live and its length passed.
+        let r = unsafe {
+            libc::recv(
+                fd.as_raw_fd(),
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                libc::MSG_TRUNC | libc::MSG_DONTWAIT,
+            )
+        };
+        if r >= 0 {
+            return Ok(Some(r as usize));
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EAGAIN) => return Ok(None),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// The socket's receive queue overflowed: the kernel dropped messages.
+pub(crate) fn is_overrun(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ENOBUFS)
+}
+
 impl Socket {
     /// Opens and binds a `NETLINK_NETFILTER` socket in the calling thread's
     /// network namespace.
     pub fn open() -> Result<Socket, Error> {
-        // SAFETY: plain syscalls on a fresh fd we own; the sockaddr is a
-        // zeroed `sockaddr_nl` with only the family set.
-        let fd = unsafe {
-            let fd = cvt(libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                netlink::NETLINK_NETFILTER,
-            ))?;
-            let fd = OwnedFd::from_raw_fd(fd);
-            let mut sa: libc::sockaddr_nl = std::mem::zeroed();
-            sa.nl_family = libc::AF_NETLINK as u16;
-            cvt(libc::bind(
-                fd.as_raw_fd(),
-                &sa as *const _ as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_nl>() as u32,
-            ))?;
-            fd
-        };
+        let fd = open_bound()?;
+        let portid = portid_of(&fd)?;
         let mut s = Socket {
             fd,
             rbuf: vec![0; RBUF],
@@ -115,6 +237,7 @@ impl Socket {
             sndbuf: 0,
             rcvbuf: 0,
             req: Vec::new(),
+            portid,
         };
         s.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)?;
         s.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)?;
@@ -126,18 +249,16 @@ impl Socket {
         Ok(s)
     }
 
+    /// The netlink port id the kernel gave this socket. The kernel puts it
+    /// in `nlmsg_pid` of every notification about a change this socket
+    /// committed, which is how an event listener tells its own changes from
+    /// others' (see [`crate::events`]).
+    pub fn portid(&self) -> u32 {
+        self.portid
+    }
+
     fn setsockopt(&self, level: i32, name: i32, v: i32) -> io::Result<()> {
-        // SAFETY: `v` outlives the call and its size is passed.
-        cvt(unsafe {
-            libc::setsockopt(
-                self.fd.as_raw_fd(),
-                level,
-                name,
-                &v as *const i32 as *const libc::c_void,
-                4,
-            )
-        })
-        .map(drop)
+        setsockopt_int(&self.fd, level, name, v)
     }
 
     /// Raises the kernel socket buffers to at least `snd`/`rcv` bytes
@@ -150,9 +271,7 @@ impl Socket {
             self.sndbuf = snd;
         }
         if rcv > self.rcvbuf {
-            let v = rcv.min(MAX_SOCKBUF) as i32;
-            self.setsockopt(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, v)
-                .or_else(|_| self.setsockopt(libc::SOL_SOCKET, libc::SO_RCVBUF, v))?;
+            set_rcvbuf(&self.fd, rcv)?;
             self.rcvbuf = rcv;
         }
         Ok(())

@@ -754,3 +754,30 @@ fn golden_shift_and_exthdr_write() {
         ",
     );
 }
+
+#[test]
+fn batch_genid_patch_and_truncate_match_fresh_batches() {
+    let t = nft::Table::new(nft::Family::Ipv4, "t");
+    let build = |genid: u32, tables: usize| {
+        let mut b = nft::Batch::new(7, Some(genid));
+        for _ in 0..tables {
+            b.add(&t, 1);
+        }
+        b
+    };
+    let mut patched = build(41, 2);
+    patched.set_genid(42);
+    assert_eq!(patched.finish(), build(42, 2).finish());
+    // Truncating to a mark taken after one message equals a one-message batch.
+    let mut cut = build(5, 1);
+    let m = cut.mark();
+    cut.add(&t, 2);
+    cut.add(&t, 3);
+    cut.truncate(m);
+    assert_eq!(cut.len(), 1);
+    assert_eq!(cut.finish(), build(5, 1).finish());
+    // Without a genid there is nothing to patch.
+    let mut none = nft::Batch::new(7, None);
+    none.set_genid(9);
+    assert_eq!(none.finish(), nft::Batch::new(7, None).finish());
+}

@@ -23,7 +23,7 @@ mod table;
 mod types;
 
 pub use error::Error;
-pub use table::{ChainView, RuleView, Table, Undo};
+pub use table::{ChainView, RuleView, Savepoint, Table, Undo};
 pub use types::{ChainId, Counters, Family, Policy, RuleBody, RuleId, TableKind};
 
 /// All tables of both families, indexed by (family, table kind).

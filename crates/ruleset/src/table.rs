@@ -47,7 +47,7 @@ use crate::{ChainId, Counters, Error, Family, Policy, RuleBody, RuleId, TableKin
 use hash::{spec_key, FxMap, FxSet};
 use ids::IdIndex;
 use undo::Op;
-pub use undo::Undo;
+pub use undo::{Savepoint, Undo};
 
 /// One iptables table (e.g. ip filter).
 #[derive(Clone, Debug)]

@@ -135,15 +135,7 @@ pub fn execute(t: &mut Table<Rule>, p: &Parsed, out: &mut String) -> Result<()> 
                 .map_err(|e| map_err(Op::DeleteNum, e))?;
             Ok(())
         }
-        Command::Check(chain) => {
-            for r in &p.rules {
-                check_jump_target(t, r)?;
-                if !t.check(chain, r).map_err(|e| map_err(Op::Rule, e))? {
-                    return Err(map_err(Op::Rule, M::NoSuchRule));
-                }
-            }
-            Ok(())
-        }
+        Command::Check(_) => query(t, p, out).unwrap_or(Ok(())),
         Command::Flush(chain) => {
             match chain {
                 Some(c) => t.flush_chain(c).map_err(|e| map_err(Op::Other, e))?,
@@ -186,6 +178,34 @@ pub fn execute(t: &mut Table<Rule>, p: &Parsed, out: &mut String) -> Result<()> 
         }
         Command::Help | Command::Version => Ok(()),
     }
+}
+
+/// The commands that only read `t` (listings without -Z, -C): run them on
+/// a shared table. `None` for every command that may change it.
+pub fn query(t: &Table<Rule>, p: &Parsed, out: &mut String) -> Option<Result<()>> {
+    Some(match &p.command {
+        Command::List {
+            chain,
+            num,
+            zero: false,
+        } => list_table(t, chain.as_deref(), *num, &p.flags, out),
+        Command::ListRules {
+            chain,
+            num,
+            zero: false,
+        } => list_rules(t, chain.as_deref(), *num, p.flags.verbose, out),
+        Command::Check(chain) => (|| {
+            for r in &p.rules {
+                check_jump_target(t, r)?;
+                if !t.check(chain, r).map_err(|e| map_err(Op::Rule, e))? {
+                    return Err(map_err(Op::Rule, M::NoSuchRule));
+                }
+            }
+            Ok(())
+        })(),
+        Command::Help | Command::Version => Ok(()),
+        _ => return None,
+    })
 }
 
 /// -D/-C name a jump target that must exist (iptables-nft asserts it).

@@ -1,5 +1,6 @@
 //! Printers: save/`-S` form (`save.rs`) and the `-L` table (`list.rs`).
 
+pub mod ctime;
 pub mod list;
 pub mod save;
 

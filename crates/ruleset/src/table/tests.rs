@@ -744,6 +744,30 @@ fn rollback_restores_everything() {
 }
 
 #[test]
+fn rollback_to_savepoint_keeps_earlier_changes_and_the_transaction() {
+    let mut t = filter();
+    assert_eq!(t.savepoint(), None);
+    t.begin();
+    t.new_chain("a").unwrap();
+    t.append("a", b("a1"), c(1)).unwrap();
+    let kept = observe(&t);
+    let sp = t.savepoint().expect("open transaction");
+    t.append("a", b("a2"), c(0)).unwrap();
+    t.new_chain("b").unwrap();
+    t.delete_at("a", 1).unwrap();
+    t.rollback_to(sp);
+    assert!(t.in_transaction());
+    assert_eq!(observe(&t), kept);
+    check_invariants(&t);
+    // The id allocator is back at the savepoint: the next rule reuses id 2.
+    assert_eq!(t.append("a", b("a2"), c(0)), Ok(RuleId(2)));
+    // A later full rollback still undoes what came before the savepoint.
+    t.rollback();
+    assert!(t.chain("a").is_none());
+    assert_eq!(t.rule_count(), 0);
+}
+
+#[test]
 fn model_overhead_per_rule_at_most_100_bytes() {
     let mut t = filter();
     let n = 100_000;

@@ -36,6 +36,13 @@ impl<R> Undo<R> {
     }
 }
 
+/// A position in an open transaction (see [`Table::savepoint`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Savepoint {
+    ops: usize,
+    next_id: u64,
+}
+
 /// One recorded operation, holding what its inverse needs.
 #[derive(Clone, Debug)]
 pub(super) enum Op<R> {
@@ -101,6 +108,27 @@ impl<R: RuleBody> Table<R> {
     /// The open transaction's log, if any (e.g. to report its size).
     pub fn undo_log(&self) -> Option<&Undo<R>> {
         self.undo.as_ref()
+    }
+
+    /// A point inside the open transaction to undo back to without ending
+    /// it (one command of many in a caller's transaction); `None` without
+    /// an open transaction. O(1).
+    pub fn savepoint(&self) -> Option<Savepoint> {
+        self.undo.as_ref().map(|u| Savepoint {
+            ops: u.ops.len(),
+            next_id: self.next_id,
+        })
+    }
+
+    /// Undo the changes made since `sp` (taken in this transaction); the
+    /// transaction stays open. O(changes undone).
+    pub fn rollback_to(&mut self, sp: Savepoint) {
+        let Some(u) = self.undo.as_mut() else { return };
+        let later = u.ops.split_off(sp.ops.min(u.ops.len()));
+        for op in later.into_iter().rev() {
+            self.invert(op);
+        }
+        self.next_id = sp.next_id;
     }
 
     /// Undo every change since `begin` and stop recording. No-op without an

@@ -1,0 +1,315 @@
+//! `nfkeeper serve`: a daemon per network namespace that keeps the model of
+//! nfkeeper's tables warm, answers reads from memory and folds concurrent
+//! writes into few kernel transactions. It is only a cache: the kernel is
+//! the truth, every write is acknowledged only once committed, and a
+//! change made by anyone else is re-read (see [`coherence`]).
+//!
+//! Threads: one acceptor ([`listen`]), one per client connection
+//! ([`conn`]: parses requests, serves reads under a shared lock, queues
+//! writes), one writer ([`writer`]: group commit), one event watcher
+//! ([`coherence`]), and optionally one metrics endpoint ([`metrics`]).
+//! The protocol is in the `proto` crate and docs/protocol.md.
+
+pub mod coherence;
+pub mod conn;
+pub mod listen;
+pub mod log;
+pub mod metrics;
+pub mod warm;
+pub mod writer;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
+
+pub const USAGE: &str = "\
+Usage: nfkeeper serve [--netns NAME] [--socket PATH] [--group NAME|GID]
+                      [--metrics ADDR:PORT] [--max-request BYTES] [--max-group WRITES]
+                      [--max-clients N] [--idle-timeout SECS] [--quiet]
+
+Keeps nfkeeper's tables of one network namespace warm and serves iptables,
+iptables-save and iptables-restore requests (and typed operations) on a unix
+socket; nfkeeper's iptables personalities use it when it answers.
+
+  --netns NAME        serve the named namespace (/run/netns/NAME) instead of the current one
+  --socket PATH       listen here (default: /run/nfkeeper/net-<inode of the namespace>.sock,
+                      where clients in that namespace look first; $NFKEEPER_SOCKET overrides both)
+  --group NAME|GID    also accept peers in this group (root is always accepted)
+  --metrics ADDR:PORT serve Prometheus text metrics over HTTP (e.g. 127.0.0.1:9469)
+  --max-request BYTES largest request accepted (default 64 MiB)
+  --max-group WRITES  most writes folded into one kernel commit (default 1024)
+  --max-clients N     most concurrent connections (default 1024)
+  --idle-timeout SECS close a connection idle or stalled this long (default 60)
+  --quiet             no log line per write (errors and foreign changes are still logged)
+";
+
+/// Daemon settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub netns: Option<String>,
+    pub socket: Option<PathBuf>,
+    pub group: Option<u32>,
+    pub metrics: Option<String>,
+    pub max_request: usize,
+    pub max_group: usize,
+    pub max_clients: usize,
+    pub idle_timeout: Duration,
+    pub quiet: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            netns: None,
+            socket: None,
+            group: None,
+            metrics: None,
+            max_request: proto::DEFAULT_MAX_REQUEST,
+            max_group: 1024,
+            max_clients: 1024,
+            idle_timeout: Duration::from_secs(60),
+            quiet: false,
+        }
+    }
+}
+
+fn group_id(v: &str) -> Result<u32, String> {
+    if let Ok(g) = v.parse() {
+        return Ok(g);
+    }
+    let name = std::ffi::CString::new(v).map_err(|_| format!("bad group name {v:?}"))?;
+    // SAFETY: getgrnam with a valid C string; the result is read at once,
+    // before any other call that could reuse its static buffer.
+    let gr = unsafe { libc::getgrnam(name.as_ptr()) };
+    if gr.is_null() {
+        return Err(format!("--group: no group named {v:?}"));
+    }
+    // SAFETY: non-null result of getgrnam.
+    Ok(unsafe { (*gr).gr_gid })
+}
+
+/// Parse `nfkeeper serve` options.
+pub fn parse_args(args: &[String]) -> Result<Config, String> {
+    let mut c = Config::default();
+    let mut it = args.iter();
+    let num = |v: Option<&String>, f: &str| -> Result<usize, String> {
+        v.ok_or(format!("{f} needs a value"))?
+            .parse()
+            .map_err(|_| format!("{f}: not a number"))
+    };
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--netns" => c.netns = Some(it.next().ok_or("--netns needs a name")?.clone()),
+            "--socket" => c.socket = Some(it.next().ok_or("--socket needs a path")?.into()),
+            "--group" => c.group = Some(group_id(it.next().ok_or("--group needs a value")?)?),
+            "--metrics" => c.metrics = Some(it.next().ok_or("--metrics needs ADDR:PORT")?.clone()),
+            "--max-request" => c.max_request = num(it.next(), a)?.max(1024),
+            "--max-group" => c.max_group = num(it.next(), a)?.max(1),
+            "--max-clients" => c.max_clients = num(it.next(), a)?.max(1),
+            "--idle-timeout" => {
+                c.idle_timeout = Duration::from_secs(num(it.next(), a)?.max(1) as u64)
+            }
+            "--quiet" => c.quiet = true,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("serve: unknown option {other:?}")),
+        }
+    }
+    Ok(c)
+}
+
+/// What every thread shares.
+pub struct Shared {
+    pub cfg: Config,
+    pub warm: RwLock<warm::Warm>,
+    pub queue: writer::Queue,
+    pub coherence: coherence::Coherence,
+    pub metrics: metrics::Metrics,
+    pub started: Instant,
+    pub socket_path: PathBuf,
+    /// Inode of the network namespace served.
+    pub netns_ino: u64,
+    pub clients: AtomicUsize,
+    readers_waiting: AtomicUsize,
+}
+
+impl Shared {
+    pub fn write_lock(&self) -> RwLockWriteGuard<'_, warm::Warm> {
+        self.warm.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn read_lock(&self) -> RwLockReadGuard<'_, warm::Warm> {
+        self.readers_waiting.fetch_add(1, Ordering::SeqCst);
+        let g = self.warm.read().unwrap_or_else(|e| e.into_inner());
+        self.readers_waiting.fetch_sub(1, Ordering::SeqCst);
+        g
+    }
+
+    /// Called by the writer between groups: if readers are waiting, give
+    /// them the lock before taking it again (bounded to 2 ms).
+    pub fn let_readers_in(&self) {
+        let t0 = Instant::now();
+        while self.readers_waiting.load(Ordering::SeqCst) > 0
+            && t0.elapsed() < Duration::from_millis(2)
+        {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Rules and chains in the model, and the queue depth.
+    pub fn sizes(&self) -> metrics::Sizes {
+        let w = self.read_lock();
+        metrics::Sizes {
+            rules: w.v4.rule_count() + w.v6.rule_count(),
+            chains: w.v4.chain_count() + w.v6.chain_count(),
+            queue: self.queue.len(),
+        }
+    }
+
+    /// `nfkeeper status` text.
+    pub fn status(&self) -> String {
+        use std::fmt::Write as _;
+        let mut o = String::new();
+        let m = &self.metrics;
+        let _ = writeln!(o, "nfkeeper serve: running, pid {}", std::process::id());
+        let _ = writeln!(o, "  network namespace: net:[{}]", self.netns_ino);
+        let _ = writeln!(o, "  socket:            {}", self.socket_path.display());
+        let _ = writeln!(
+            o,
+            "  uptime:            {} s",
+            self.started.elapsed().as_secs()
+        );
+        let _ = writeln!(
+            o,
+            "  clients:           {} connected, {} since start",
+            self.clients.load(Ordering::Relaxed),
+            m.connections.get()
+        );
+        {
+            let w = self.read_lock();
+            let _ = writeln!(o, "  generation:        {}", w.genid);
+            for fs in [&w.v4, &w.v6] {
+                for k in warm::KINDS {
+                    if !fs.exists(k) {
+                        continue;
+                    }
+                    let t = fs.tables.get(&k);
+                    let foreign = fs.foreign.get(&k).map_or(0, Vec::len);
+                    let _ = writeln!(
+                        o,
+                        "  table {} nfkeeper_{}: {} chains, {} rules{}",
+                        writer::fam_name(fs.family),
+                        k.name(),
+                        t.map_or(0, |t| t.chains().len()),
+                        t.map_or(0, |t| t.rule_count()),
+                        if foreign > 0 {
+                            format!(", {foreign} foreign object(s) kept")
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+            }
+        }
+        let _ = writeln!(
+            o,
+            "  commits:           {} (mean {:.0} µs, mean {:.1} writes each)",
+            m.commits.get(),
+            m.commit_latency.mean() * 1e6,
+            m.batch_writes.mean()
+        );
+        let _ = writeln!(
+            o,
+            "  queue:             {} writes waiting",
+            self.queue.len()
+        );
+        let _ = writeln!(
+            o,
+            "  conflicts:         {} replayed, {} foreign changes, {} tables re-read",
+            m.conflicts.get(),
+            m.foreign_changes.get(),
+            m.resyncs.get()
+        );
+        o
+    }
+}
+
+/// Inode of the calling thread's network namespace.
+pub fn netns_inode() -> std::io::Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(std::fs::metadata("/proc/thread-self/ns/net")?.ino())
+}
+
+/// Enter the named network namespace (before any thread starts).
+fn enter_netns(name: &str) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/run/netns/{name}");
+    let f = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
+    // SAFETY: setns on an fd we own; affects only this (still single) thread.
+    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(format!("setns {path}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Run the daemon until killed. Errors at start-up are returned.
+pub fn serve(cfg: Config) -> Result<(), String> {
+    if let Some(n) = &cfg.netns {
+        enter_netns(n)?;
+    }
+    let ino = netns_inode().map_err(|e| format!("network namespace: {e}"))?;
+    let path = cfg
+        .socket
+        .clone()
+        .or_else(|| std::env::var_os("NFKEEPER_SOCKET").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(format!("/run/nfkeeper/net-{ino}.sock")));
+    let t0 = Instant::now();
+    let mut sock = nft::Socket::open().map_err(|e| format!("netlink: {e}"))?;
+    let coherence = coherence::Coherence::default();
+    coherence.set_our_portid(sock.portid());
+    let sh = Arc::new(Shared {
+        warm: RwLock::new(warm::Warm::empty()),
+        cfg,
+        queue: writer::Queue::default(),
+        coherence,
+        metrics: metrics::Metrics::default(),
+        started: Instant::now(),
+        socket_path: path.clone(),
+        netns_ino: ino,
+        clients: AtomicUsize::new(0),
+        readers_waiting: AtomicUsize::new(0),
+    });
+    // Events first, then the read: a change after the read is then seen.
+    {
+        let sh = sh.clone();
+        std::thread::Builder::new()
+            .name("events".into())
+            .spawn(move || coherence::watch(&sh.coherence, &sh.metrics))
+            .map_err(|e| e.to_string())?;
+    }
+    sh.coherence.wait_watching(Duration::from_secs(2));
+    *sh.write_lock() =
+        warm::Warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
+    let listener = listen::bind(&path)?;
+    let sz = sh.sizes();
+    log::line(&format!(
+        "event=start pid={} netns=net:[{ino}] socket={:?} rules={} chains={} load_ms={}",
+        std::process::id(),
+        path.display().to_string(),
+        sz.rules,
+        sz.chains,
+        t0.elapsed().as_millis()
+    ));
+    if let Some(addr) = sh.cfg.metrics.clone() {
+        listen::metrics_endpoint(sh.clone(), &addr)?;
+    }
+    {
+        let sh = sh.clone();
+        std::thread::Builder::new()
+            .name("writer".into())
+            .spawn(move || writer::run(&sh, sock))
+            .map_err(|e| e.to_string())?;
+    }
+    listen::accept_loop(sh, listener);
+    Ok(())
+}

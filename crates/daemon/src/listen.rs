@@ -1,0 +1,169 @@
+//! The socket: binding it, accepting clients, checking who they are, and
+//! the optional metrics endpoint.
+//!
+//! Who may talk to the daemon: root, or members of `--group`, checked on
+//! the peer's credentials (SO_PEERCRED) — the socket file itself is
+//! world-connectable so that refused peers get a clear message. Which
+//! namespace a client means is decided by the socket it picks: the default
+//! path carries the namespace's inode (see `proto::client::default_path`),
+//! and `nfkeeper status` names the namespace served. (The peer's process
+//! namespace is not checked: a thread may have entered another one.)
+
+use crate::Shared;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Bind `path`, replacing a stale socket file (one nobody answers on).
+pub fn bind(path: &Path) -> Result<UnixListener, String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    if path.exists() {
+        if UnixStream::connect(path).is_ok() {
+            return Err(format!(
+                "{}: another daemon is already serving this socket",
+                path.display()
+            ));
+        }
+        std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let l = UnixListener::bind(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(l)
+}
+
+/// The peer's process id, user id and group id.
+pub struct Peer {
+    pub pid: i32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Peer {
+    pub fn describe(&self) -> String {
+        format!("pid={} uid={}", self.pid, self.uid)
+    }
+}
+
+pub fn peer(s: &UnixStream) -> std::io::Result<Peer> {
+    let mut c = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `c`.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            &mut c as *mut libc::ucred as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(Peer {
+        pid: c.pid,
+        uid: c.uid,
+        gid: c.gid,
+    })
+}
+
+/// Supplementary groups of a process (from /proc; empty if it is gone).
+fn groups_of(pid: i32) -> Vec<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Groups:"))
+        .map(|g| {
+            g.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why `p` may not use this daemon, if it may not.
+pub fn refuse(sh: &Shared, p: &Peer) -> Option<String> {
+    let allowed = p.uid == 0
+        || sh
+            .cfg
+            .group
+            .is_some_and(|g| p.gid == g || groups_of(p.pid).contains(&g));
+    if !allowed {
+        return Some(match sh.cfg.group {
+            Some(g) => format!(
+                "permission denied: uid {} is neither root nor in group {g}",
+                p.uid
+            ),
+            None => format!(
+                "permission denied: uid {} is not root (start the daemon with --group to admit a group)",
+                p.uid
+            ),
+        });
+    }
+    None
+}
+
+/// Accept clients forever, one thread each (bounded by --max-clients).
+pub fn accept_loop(sh: Arc<Shared>, l: UnixListener) {
+    for s in l.incoming() {
+        let Ok(s) = s else { continue };
+        sh.metrics.connections.inc();
+        if sh.clients.load(Ordering::SeqCst) >= sh.cfg.max_clients {
+            crate::conn::refuse_and_close(
+                s,
+                4,
+                &format!(
+                    "server busy: {} clients connected (--max-clients)",
+                    sh.cfg.max_clients
+                ),
+            );
+            continue;
+        }
+        sh.clients.fetch_add(1, Ordering::SeqCst);
+        let sh2 = sh.clone();
+        let spawned = std::thread::Builder::new()
+            .name("client".into())
+            .stack_size(256 << 10)
+            .spawn(move || {
+                crate::conn::serve_client(&sh2, s);
+                sh2.clients.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            sh.clients.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Serve `GET /metrics` (any path, really) over plain HTTP/1.0.
+pub fn metrics_endpoint(sh: Arc<Shared>, addr: &str) -> Result<(), String> {
+    let l = std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?;
+    std::thread::Builder::new()
+        .name("metrics".into())
+        .spawn(move || {
+            for s in l.incoming() {
+                let Ok(mut s) = s else { continue };
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                let mut req = [0u8; 1024];
+                let _ = s.read(&mut req);
+                let body = sh.metrics.render(&sh.sizes());
+                let _ = write!(
+                    s,
+                    "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
