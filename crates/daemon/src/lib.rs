@@ -254,6 +254,14 @@ fn enter_netns(name: &str) -> Result<(), String> {
 
 /// Run the daemon until killed. Errors at start-up are returned.
 pub fn serve(cfg: Config) -> Result<(), String> {
+    // The metrics endpoint listens where the caller is (the host, for a
+    // daemon serving a named namespace), so bind it before entering.
+    let metrics = match &cfg.metrics {
+        Some(addr) => {
+            Some(std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?)
+        }
+        None => None,
+    };
     if let Some(n) = &cfg.netns {
         enter_netns(n)?;
     }
@@ -300,8 +308,8 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         sz.chains,
         t0.elapsed().as_millis()
     ));
-    if let Some(addr) = sh.cfg.metrics.clone() {
-        listen::metrics_endpoint(sh.clone(), &addr)?;
+    if let Some(l) = metrics {
+        listen::metrics_endpoint(sh.clone(), l)?;
     }
     {
         let sh = sh.clone();

@@ -146,8 +146,7 @@ pub fn accept_loop(sh: Arc<Shared>, l: UnixListener) {
 }
 
 /// Serve `GET /metrics` (any path, really) over plain HTTP/1.0.
-pub fn metrics_endpoint(sh: Arc<Shared>, addr: &str) -> Result<(), String> {
-    let l = std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?;
+pub fn metrics_endpoint(sh: Arc<Shared>, l: std::net::TcpListener) -> Result<(), String> {
     std::thread::Builder::new()
         .name("metrics".into())
         .spawn(move || {

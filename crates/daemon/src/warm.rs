@@ -82,11 +82,19 @@ impl FamState {
 
     /// Rules in the model (all tables of this family).
     pub fn rule_count(&self) -> usize {
-        self.tables.values().map(|t| t.rule_count()).sum()
+        self.existing().map(|t| t.rule_count()).sum()
     }
 
     pub fn chain_count(&self) -> usize {
-        self.tables.values().map(|t| t.chains().len()).sum()
+        self.existing().map(|t| t.chains().len()).sum()
+    }
+
+    /// Model tables the kernel has.
+    fn existing(&self) -> impl Iterator<Item = &Table<Rule>> {
+        self.tables
+            .iter()
+            .filter(|(k, _)| self.exists(**k))
+            .map(|(_, t)| t)
     }
 }
 

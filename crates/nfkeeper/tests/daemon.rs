@@ -593,3 +593,72 @@ fn api_clients_in_threads_get_all_or_nothing_transactions() {
         assert!(id.is_some() && id == id2, "pair split: {pair:?}");
     }
 }
+
+#[test]
+fn netns_option_status_and_metrics() {
+    use std::io::Read as _;
+    let Some(ns) = Ns::new("metrics") else { return };
+    let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
+    let port = 20_000 + std::process::id() % 20_000;
+    let addr = format!("127.0.0.1:{port}");
+    // Started from the host namespace: it enters NS itself, and serves
+    // metrics on the host's loopback.
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--quiet",
+            "--netns",
+            &ns.0,
+            "--metrics",
+            &addr,
+            "--socket",
+        ])
+        .arg(&sock)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let t0 = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "serve did not start"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let o = ns.run(
+        "daemon",
+        &sock,
+        &["iptables", "-A", "INPUT", "-s", "10.1.1.1", "-j", "DROP"],
+        "",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The rule is in NS's kernel (direct mode reads it there).
+    assert!(ns.kernel_save().contains("-A INPUT -s 10.1.1.1/32 -j DROP"));
+    let o = Command::new(BIN)
+        .arg("status")
+        .env("NFKEEPER_SOCKET", &sock)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("table ip nfkeeper_filter: 3 chains, 1 rules"),
+        "{text}"
+    );
+    let mut s = std::net::TcpStream::connect(&addr).expect("metrics endpoint");
+    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).unwrap();
+    for want in [
+        "HTTP/1.0 200 OK",
+        "nfkeeper_commits_total 1\n",
+        "nfkeeper_ops_total{op=\"append\",result=\"ok\"} 1\n",
+        "nfkeeper_rules 1\n",
+        "nfkeeper_commit_seconds_count 1\n",
+        "nfkeeper_commit_writes_bucket{le=\"1\"} 1\n",
+    ] {
+        assert!(body.contains(want), "metrics lack {want:?}:\n{body}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(&sock);
+}
