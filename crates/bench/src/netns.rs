@@ -128,6 +128,53 @@ fn delete(name: &str) {
         .status();
 }
 
+/// Children running now (killed when the harness is interrupted).
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+static SIGNALS: Once = Once::new();
+
+/// Make SIGINT, SIGTERM and SIGHUP remove every live namespace at once
+/// (and kill the tools running in them) before the harness exits with
+/// 128 + the signal number. Call from the main thread before any other
+/// thread starts: the signals are blocked there (threads inherit the mask;
+/// spawned programs get an empty one) and one thread waits for them with
+/// `sigwait`, so no work happens in a signal handler.
+pub fn watch_signals() {
+    SIGNALS.call_once(|| {
+        // SAFETY: sigset_t is plain data initialised by sigemptyset; the
+        // mask change affects this thread and threads it starts later.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::sigaddset(&mut set, sig);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            set
+        };
+        std::thread::spawn(move || {
+            let mut sig: c_int = 0;
+            // SAFETY: waits on the set blocked above.
+            if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+                return;
+            }
+            for pid in CHILDREN.lock().map(|c| c.clone()).unwrap_or_default() {
+                // SAFETY: kill(2) on a child we have not reaped yet.
+                unsafe { kill(pid as c_int, SIGKILL) };
+            }
+            // Kept locked until exit: nothing new gets created meanwhile.
+            let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+            for name in live.iter() {
+                delete(name);
+            }
+            eprintln!(
+                "interrupted by signal {sig}: removed {} network namespace(s)",
+                live.len()
+            );
+            std::process::exit(128 + sig);
+        });
+    });
+}
+
 fn install_hook() {
     HOOK.call_once(|| {
         let prev = std::panic::take_hook();
@@ -159,6 +206,9 @@ impl Netns {
         install_hook();
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("{PREFIX}{}-{n}", std::process::id());
+        // Held from creation to registration: an interrupt waits for it,
+        // so no namespace exists unregistered when the cleanup runs.
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
         let st = Command::new("ip")
             .args(["netns", "add", &name])
             .stdin(Stdio::null())
@@ -171,9 +221,8 @@ impl Netns {
                 String::from_utf8_lossy(&st.stderr).trim()
             )));
         }
-        LIVE.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(name.clone());
+        live.push(name.clone());
+        drop(live);
         let dir = std::env::temp_dir().join(&name);
         let mut ns = Netns {
             name,
@@ -283,7 +332,14 @@ impl Netns {
             }
         };
         let _ = tx.send(child.id());
+        let pid = child.id();
+        if let Ok(mut c) = CHILDREN.lock() {
+            c.push(pid);
+        }
         let status = child.wait();
+        if let Ok(mut c) = CHILDREN.lock() {
+            c.retain(|p| *p != pid);
+        }
         let elapsed = t0.elapsed();
         drop(tx);
         let killed = dog.join().unwrap_or(false);

@@ -6,8 +6,8 @@ use crate::suites::{self, Machine, Opts};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-const USAGE: &str = "usage: baseline-bench --suite cf|ruleset|packet[,...] [--quick] [--sizes N,...] [--reps N] \
-[--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--out DIR] [--progress|--quiet]";
+const USAGE: &str = "usage: baseline-bench --suite cf|ruleset|packet|all[,...] [--quick] [--sizes N,...] [--reps N] \
+[--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--out DIR] [--progress|--quiet]\n       baseline-bench --compare DIR1,DIR2   (ratios of two runs side by side)";
 
 struct Args {
     suites: Vec<String>,
@@ -69,6 +69,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
     if suites.is_empty() {
         return Err(format!("--suite is required\n{USAGE}"));
     }
+    // `all`: every kernel suite, in one run and one report.
+    if suites.iter().any(|s| s == "all") {
+        suites = ["cf", "ruleset", "packet"].map(String::from).to_vec();
+    }
     if out.is_empty() {
         let stamp = suites::machine::utc(suites::machine::now_secs(), true);
         out = format!("bench-results/{}-{stamp}", suites.join("+"));
@@ -92,6 +96,15 @@ fn parse(args: &[String]) -> Result<Args, String> {
 /// bench cf|ruleset`) does; `argv` without the program name. Returns the
 /// exit code.
 pub fn main(argv: &[String]) -> i32 {
+    if let Some(i) = argv.iter().position(|a| a == "--compare") {
+        return match argv.get(i + 1) {
+            Some(d) => suites::compare::main(d),
+            None => {
+                eprintln!("--compare takes DIR1,DIR2");
+                2
+            }
+        };
+    }
     let a = match parse(argv) {
         Ok(a) => a,
         Err(e) => {
@@ -103,6 +116,7 @@ pub fn main(argv: &[String]) -> i32 {
         eprintln!("baseline-bench needs root: every case runs in a network namespace it creates");
         return 1;
     }
+    netns::watch_signals();
     let stale = netns::cleanup_stale();
     if stale > 0 {
         eprintln!("removed {stale} namespace(s) left by an earlier run");

@@ -1,0 +1,246 @@
+//! `--compare RUN1,RUN2`: how repeatable two runs of the same suites are.
+//! For every (suite, case, N) and every baseline measured in both runs, the
+//! ratio baseline ÷ nfkeeper (of medians) of each run, and how far apart
+//! the two ratios are. A report, not a gate: the bar is "within 20%".
+//!
+//! Input: the `results.csv` each run writes (see `report::to_csv`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Two ratios are "the same" within this relative difference.
+pub const TOLERANCE: f64 = 0.20;
+
+/// (suite, case, name, n) → adapter → median seconds of the OK samples.
+type Medians = BTreeMap<(String, String, String, usize), BTreeMap<String, f64>>;
+
+/// Splits one CSV line (fields quoted with `"` when they hold a comma or
+/// quote, quotes doubled inside).
+fn fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// Medians per case and adapter from a results.csv text.
+pub fn medians(csv: &str) -> Result<Medians, String> {
+    let mut samples: BTreeMap<(String, String, String, usize), BTreeMap<String, Vec<f64>>> =
+        BTreeMap::new();
+    for (i, line) in csv.lines().enumerate().skip(1) {
+        let f = fields(line);
+        if f.len() < 8 {
+            return Err(format!("line {}: {} fields, expected 9", i + 1, f.len()));
+        }
+        if f[5] != "ok" || f[7].is_empty() {
+            continue;
+        }
+        let n = f[4]
+            .parse()
+            .map_err(|_| format!("line {}: bad n {:?}", i + 1, f[4]))?;
+        let v: f64 = f[7]
+            .parse()
+            .map_err(|_| format!("line {}: bad seconds {:?}", i + 1, f[7]))?;
+        samples
+            .entry((f[0].clone(), f[1].clone(), f[2].clone(), n))
+            .or_default()
+            .entry(f[3].clone())
+            .or_default()
+            .push(v);
+    }
+    Ok(samples
+        .into_iter()
+        .map(|(k, by)| {
+            let m = by
+                .into_iter()
+                .map(|(a, mut v)| {
+                    v.sort_by(f64::total_cmp);
+                    let k = v.len();
+                    let med = if k % 2 == 1 {
+                        v[k / 2]
+                    } else {
+                        (v[k / 2 - 1] + v[k / 2]) / 2.0
+                    };
+                    (a, med)
+                })
+                .collect();
+            (k, m)
+        })
+        .collect())
+}
+
+/// One compared ratio.
+#[derive(Debug, PartialEq)]
+pub struct Pair {
+    pub case: String,
+    pub n: usize,
+    pub baseline: String,
+    pub first: f64,
+    pub second: f64,
+}
+
+impl Pair {
+    /// |first − second| relative to the larger of the two.
+    pub fn diff(&self) -> f64 {
+        (self.first - self.second).abs() / self.first.max(self.second)
+    }
+}
+
+/// Ratio pairs of every case both runs measured for nfkeeper and a
+/// baseline.
+pub fn pairs(a: &Medians, b: &Medians) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for (key, ma) in a {
+        let Some(mb) = b.get(key) else { continue };
+        let (Some(na), Some(nb)) = (ma.get("nfkeeper"), mb.get("nfkeeper")) else {
+            continue;
+        };
+        for (adapter, va) in ma.iter().filter(|(k, _)| *k != "nfkeeper") {
+            let Some(vb) = mb.get(adapter) else { continue };
+            if *na <= 0.0 || *nb <= 0.0 {
+                continue;
+            }
+            out.push(Pair {
+                case: format!("{} {} {}", key.0, key.1, key.2),
+                n: key.3,
+                baseline: adapter.clone(),
+                first: va / na,
+                second: vb / nb,
+            });
+        }
+    }
+    out
+}
+
+/// The Markdown report of two runs' `results.csv`.
+pub fn report(a: &str, b: &str) -> Result<String, String> {
+    let ps = pairs(&medians(a)?, &medians(b)?);
+    let mut o = String::from(
+        "| case | N | baseline | ratio run 1 | ratio run 2 | difference |\n|---|---:|---|---:|---:|---:|\n",
+    );
+    for p in &ps {
+        let flag = if p.diff() > TOLERANCE { " ✗" } else { "" };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {:.2} | {:.2} | {:.0}%{flag} |",
+            p.case,
+            p.n,
+            p.baseline,
+            p.first,
+            p.second,
+            p.diff() * 100.0
+        );
+    }
+    let within = ps.iter().filter(|p| p.diff() <= TOLERANCE).count();
+    let _ = writeln!(
+        o,
+        "\n{within} of {} ratio pairs within {:.0}% (ratio = baseline ÷ nfkeeper, medians).",
+        ps.len(),
+        TOLERANCE * 100.0
+    );
+    Ok(o)
+}
+
+/// `--compare DIR1,DIR2`: prints the report; exit 0 (2 on unreadable input).
+pub fn main(dirs: &str) -> i32 {
+    let Some((d1, d2)) = dirs.split_once(',') else {
+        eprintln!("--compare takes DIR1,DIR2 (two runs' output directories)");
+        return 2;
+    };
+    let read = |d: &str| {
+        let p = Path::new(d).join("results.csv");
+        std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    match read(d1).and_then(|a| read(d2).and_then(|b| report(&a, &b))) {
+        Ok(r) => {
+            print!("{r}");
+            0
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(name: &str) -> String {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/compare")
+            .join(name);
+        std::fs::read_to_string(p).expect("fixture")
+    }
+
+    #[test]
+    fn csv_fields_with_quotes() {
+        let cases: [(&str, &[&str]); 3] = [
+            ("a,b,,c", &["a", "b", "", "c"]),
+            ("\"x,y\",z", &["x,y", "z"]),
+            ("\"say \"\"hi\"\"\",1", &["say \"hi\"", "1"]),
+        ];
+        for (line, want) in cases {
+            assert_eq!(fields(line), want.to_vec(), "{line}");
+        }
+    }
+
+    #[test]
+    fn pairs_and_report_of_two_runs() {
+        let (a, b) = (data("run1.csv"), data("run2.csv"));
+        let ps = pairs(&medians(&a).unwrap(), &medians(&b).unwrap());
+        // cf.append: nft 4/2 = 2.0 then 5/2 = 2.5 (20% apart, within);
+        // 2.1: iptables-nft 3/1 = 3.0 then 6/1 = 6.0 (50%, flagged);
+        // the failed and the single-run cases give no pair.
+        let got: Vec<(String, String, f64, f64)> = ps
+            .iter()
+            .map(|p| (p.case.clone(), p.baseline.clone(), p.first, p.second))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "cf cf.append append one rule".to_string(),
+                    "nft".to_string(),
+                    2.0,
+                    2.5
+                ),
+                (
+                    "ruleset 2.1 append, quoted".to_string(),
+                    "iptables-nft".to_string(),
+                    3.0,
+                    6.0
+                ),
+            ]
+        );
+        let r = report(&a, &b).unwrap();
+        assert!(r.contains("| 20% |"), "{r}");
+        assert!(r.contains("| 50% ✗ |"), "{r}");
+        assert!(
+            r.ends_with("1 of 2 ratio pairs within 20% (ratio = baseline ÷ nfkeeper, medians).\n"),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn malformed_input_is_an_error() {
+        let bad =
+            "suite,case,name,adapter,n,status,rep,seconds,detail\ncf,x,y,nfkeeper,zz,ok,0,1,\n";
+        assert!(medians(bad).unwrap_err().contains("bad n"));
+    }
+}

@@ -1,0 +1,58 @@
+//! An interrupted bench removes its namespaces at once and exits with
+//! 128 + the signal number (root only).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("nfkbench-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn sigint_and_sigterm_remove_the_namespaces() {
+    if !bench::netns::is_root() {
+        eprintln!("SKIP: the bench needs root");
+        return;
+    }
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let out = std::env::temp_dir().join(format!("nfk-sig-{}-{sig}", std::process::id()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_baseline-bench"))
+            .args([
+                "--suite", "ruleset", "--quick", "--sizes", "2000", "--quiet", "--out",
+            ])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn baseline-bench");
+        let pid = child.id();
+        let t0 = Instant::now();
+        while namespaces_of(pid).is_empty() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "no namespace appeared"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(pid as i32, sig) };
+        let o = child.wait_with_output().expect("wait");
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted by signal"));
+        assert_eq!(namespaces_of(pid), Vec::<String>::new(), "namespaces left");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
