@@ -24,7 +24,7 @@ fn sigint_and_sigterm_remove_the_namespaces() {
     }
     for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
         let out = std::env::temp_dir().join(format!("nfk-sig-{}-{sig}", std::process::id()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baseline-bench"))
+        let child = Command::new(env!("CARGO_BIN_EXE_baseline-bench"))
             .args([
                 "--suite", "ruleset", "--quick", "--sizes", "2000", "--quiet", "--out",
             ])

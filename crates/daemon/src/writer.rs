@@ -374,6 +374,9 @@ fn answer(sh: &Shared, w: Write, r: Result<String, Error>, started: Instant) {
 fn finish(sh: &Shared, w: Write, d: Done, started: Instant) {
     if !matches!(w.work, Work::Sync) {
         sh.metrics.count_write(&w.work, d.code);
+    }
+    // --quiet drops the per-write line, never a failed write's.
+    if !matches!(w.work, Work::Sync) && (!sh.cfg.quiet || d.code != 0) {
         crate::log::line(&format!(
             "event=write {} family={} what={:?} exit={} queued_us={} us={}",
             w.who,

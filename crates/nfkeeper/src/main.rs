@@ -50,6 +50,9 @@ Usage:
   nfkeeper load [-6] [-c] FILE     load an iptables-save file into the model, print it back with timings
   nfkeeper bench model [--quick] [--sizes N,N] [--reps N]
                                    model benchmarks (restore, single operations, save) as Markdown
+  nfkeeper bench daemon [--quick] [--out DIR]
+                                   nfkeeper serve: concurrent API appends, single-operation latency,
+                                   one process per rule, memory; against iptables-nft
   nfkeeper bench cf|ruleset|packet [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
                                    the studies' suites against iptables-legacy, iptables-nft, nft,
                                    each case in a private network namespace (root)
@@ -190,6 +193,7 @@ fn run_bench(args: &[String]) -> i32 {
             print!("{}", bench::print_markdown(&results));
             0
         }
+        Some("daemon") => bench::suites::serve::main(&args[1..]),
         Some(suite @ ("cf" | "ruleset" | "packet" | "all")) => {
             let mut argv = vec!["--suite".to_string(), suite.to_string()];
             argv.extend(args[1..].iter().cloned());

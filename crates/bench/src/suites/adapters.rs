@@ -112,7 +112,7 @@ pub struct Iptables {
 
 /// The nfkeeper binary to measure: $NFKEEPER_BIN, else `nfkeeper` next to
 /// this program (cargo puts both in target/release), else on $PATH.
-fn nfkeeper_bin() -> String {
+pub fn nfkeeper_bin() -> String {
     if let Some(p) = std::env::var_os("NFKEEPER_BIN") {
         return p.to_string_lossy().into_owned();
     }

@@ -12,8 +12,11 @@ use std::path::Path;
 /// Two ratios are "the same" within this relative difference.
 pub const TOLERANCE: f64 = 0.20;
 
-/// (suite, case, name, n) → adapter → median seconds of the OK samples.
-type Medians = BTreeMap<(String, String, String, usize), BTreeMap<String, f64>>;
+/// (suite, case, name, n): one measured step.
+type Key = (String, String, String, usize);
+
+/// Step → adapter → median seconds of the OK samples.
+type Medians = BTreeMap<Key, BTreeMap<String, f64>>;
 
 /// Splits one CSV line (fields quoted with `"` when they hold a comma or
 /// quote, quotes doubled inside).
@@ -39,8 +42,7 @@ fn fields(line: &str) -> Vec<String> {
 
 /// Medians per case and adapter from a results.csv text.
 pub fn medians(csv: &str) -> Result<Medians, String> {
-    let mut samples: BTreeMap<(String, String, String, usize), BTreeMap<String, Vec<f64>>> =
-        BTreeMap::new();
+    let mut samples: BTreeMap<Key, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     for (i, line) in csv.lines().enumerate().skip(1) {
         let f = fields(line);
         if f.len() < 8 {

@@ -37,6 +37,7 @@ pub mod plot;
 pub mod report;
 pub mod ruleset;
 mod run;
+pub mod serve;
 
 pub use adapters::{baselines, Adapter, Iptables, Nft};
 pub use model::{Check, Cmd, Listing, Op, Rule, Ruleset, Table, TableSpec, Target};
@@ -91,7 +92,7 @@ impl Opts {
             setup_limit: Duration::from_secs(60),
             // Keeps `nfkeeper bench --quick` (all suites) under 5 minutes
             // here: setup of the largest size dominates the wall time.
-            sizes: vec![100, 1_000, 5_000],
+            sizes: vec![100, 1_000, 3_000],
             cf_sizes: vec![100, 500],
             big: (5_000, 10_000),
             max_rules: 20_000,

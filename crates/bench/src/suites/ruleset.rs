@@ -341,4 +341,30 @@ mod tests {
         assert_eq!((c.len(), r.len()), (3, 6));
         assert_eq!(r[5].chain, "C000002");
     }
+
+    /// The whole matrix at N=10, one repetition, with every baseline
+    /// present (CI's reduced run): every step succeeds or has no form.
+    #[test]
+    fn smoke_n10_root() {
+        if !crate::netns::is_root() {
+            eprintln!("skipped: the suite creates network namespaces, which needs root");
+            return;
+        }
+        let o = Opts {
+            reps: 1,
+            sizes: vec![10],
+            ..Opts::quick()
+        };
+        let adapters: Vec<_> = crate::suites::baselines(&[])
+            .unwrap()
+            .into_iter()
+            .filter(|a| a.available().is_ok())
+            .collect();
+        let recs = crate::suites::run(&cases(&o), &adapters, &o);
+        assert_eq!(recs.len(), 19 * adapters.len());
+        for r in &recs {
+            use crate::suites::Status;
+            assert!(matches!(r.status, Status::Ok | Status::NoForm), "{r:?}");
+        }
+    }
 }

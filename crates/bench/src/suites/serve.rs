@@ -1,0 +1,482 @@
+//! `nfkeeper bench daemon`: what `nfkeeper serve` buys, in fresh
+//! namespaces, against iptables-nft in the same run.
+//!
+//! Cases (sizes in brackets are `--quick`):
+//! - **concurrent appends**: C = 1, 8, 64 API clients (threads, one
+//!   connection each) appending distinct rules into a chain that already
+//!   holds P = 100 000 [10 000] rules; acknowledged appends per second and
+//!   p50/p99 latency. Baseline: C concurrent `iptables-nft -w -A`
+//!   processes into the same kind of chain.
+//! - **single operation**: one API client on a 1 000-rule ruleset,
+//!   alternating append and delete by spec; p50/p99.
+//! - **one process per rule**: `nfkeeper iptables -A` processes through
+//!   the daemon, in direct mode, and `iptables-nft -w -A`, onto 3 000
+//!   rules; median per call.
+//! - **memory**: the daemon's resident set after loading R = 1 000 000
+//!   [100 000] rules in 1 000 chains, and its load time.
+//!
+//! Every process runs in the namespace by `setns` before `exec` (no
+//! wrapper process), the daemon included.
+
+use crate::netns::Netns;
+use std::fmt::Write as _;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Sizes {
+    preload: usize,
+    appends: usize,
+    single_ops: usize,
+    calls: usize,
+    memory_rules: usize,
+}
+
+/// A command that enters the namespace file `ns` before exec.
+fn in_ns(ns: &Path, argv: &[&str]) -> Command {
+    let f = std::fs::File::open(ns).expect("namespace file");
+    let mut c = Command::new(argv[0]);
+    c.args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: only the setns system call between fork and exec, on a
+    // descriptor the closure owns.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c
+}
+
+fn ns_path(ns: &Netns) -> PathBuf {
+    Path::new("/run/netns").join(ns.name())
+}
+
+/// Restore `text` in direct mode (or with iptables-nft-restore).
+fn preload(ns: &Netns, text: &str, tool: &[&str]) -> Result<(), String> {
+    let p = ns
+        .stage("preload", text.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let r = ns
+        .run(tool, Some(&p), Duration::from_secs(1800))
+        .map_err(|e| e.to_string())?;
+    if !r.status.success() {
+        return Err(format!("{}: {}", tool.join(" "), r.stderr.trim()));
+    }
+    Ok(())
+}
+
+/// `n` CF-shaped rules in chain X, plus `chains` empty chains.
+fn chain_x(n: usize) -> String {
+    let mut s = String::from("*filter\n:X - [0:0]\n");
+    for i in 0..n {
+        let a = workload::cf_addr(i);
+        let _ = writeln!(
+            s,
+            "-A X -s {}.{}.{}.{}/32 -p tcp -m tcp --dport 8080 -j ACCEPT",
+            a[0], a[1], a[2], a[3]
+        );
+    }
+    s.push_str("COMMIT\n");
+    s
+}
+
+/// A running daemon; killed on drop.
+struct Daemon {
+    child: Child,
+    sock: PathBuf,
+    load: Duration,
+}
+
+impl Daemon {
+    fn start(ns: &Netns) -> Result<Daemon, String> {
+        let sock = std::env::temp_dir().join(format!("{}.sock", ns.name()));
+        let bin = super::adapters::nfkeeper_bin();
+        let s = sock.to_string_lossy().into_owned();
+        let t0 = Instant::now();
+        let child = in_ns(&ns_path(ns), &[&bin, "serve", "--quiet", "--socket", &s])
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("nfkeeper serve: {e}"))?;
+        let mut d = Daemon {
+            child,
+            sock,
+            load: Duration::ZERO,
+        };
+        while std::os::unix::net::UnixStream::connect(&d.sock).is_err() {
+            if t0.elapsed() > Duration::from_secs(900) {
+                return Err("nfkeeper serve did not start".into());
+            }
+            if let Ok(Some(st)) = d.child.try_wait() {
+                return Err(format!("nfkeeper serve exited: {st}"));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        d.load = t0.elapsed();
+        Ok(d)
+    }
+
+    fn rss_mb(&self) -> f64 {
+        let st = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        st.lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.sock);
+    }
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+/// A distinct CF-shaped rule for client `c`, operation `i`.
+fn rule(c: usize, i: usize) -> Vec<String> {
+    format!(
+        "-s 10.{}.{}.{}/32 -p tcp -m tcp --dport {} -j ACCEPT",
+        200 + c / 64,
+        c % 64,
+        i % 250 + 1,
+        1000 + i / 250
+    )
+    .split(' ')
+    .map(String::from)
+    .collect()
+}
+
+/// (appends/s, p50 µs, p99 µs) of `clients` API clients.
+fn api_appends(sock: &Path, clients: usize, total: usize) -> Result<(f64, f64, f64), String> {
+    let per = total.div_ceil(clients);
+    let t0 = Instant::now();
+    let lat: Vec<Result<Vec<f64>, String>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..clients)
+            .map(|c| {
+                s.spawn(move || {
+                    let mut cl = proto::client::Client::connect(sock).map_err(|e| e.to_string())?;
+                    let mut v = Vec::with_capacity(per);
+                    for i in 0..per {
+                        let r = rule(c, i);
+                        let words: Vec<&str> = r.iter().map(String::as_str).collect();
+                        let t = Instant::now();
+                        cl.append(proto::Fam::V4, "filter", "X", &words)
+                            .map_err(|e| e.to_string())?;
+                        v.push(t.elapsed().as_secs_f64() * 1e6);
+                    }
+                    Ok(v)
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("panic".into())))
+            .collect()
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let mut all = Vec::new();
+    for l in lat {
+        all.extend(l?);
+    }
+    let n = all.len() as f64;
+    Ok((n / wall, pct(&mut all, 0.5), pct(&mut all, 0.99)))
+}
+
+/// Appends/s of `procs` concurrent iptables-nft processes.
+fn nft_appends(ns: &Netns, procs: usize, total: usize) -> Result<f64, String> {
+    let per = total.div_ceil(procs);
+    let path = ns_path(ns);
+    let t0 = Instant::now();
+    let res: Vec<Result<(), String>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..procs)
+            .map(|c| {
+                let path = path.clone();
+                s.spawn(move || {
+                    for i in 0..per {
+                        let r = rule(c, i);
+                        let mut argv = vec!["iptables-nft", "-w", "-A", "X"];
+                        argv.extend(r.iter().map(String::as_str));
+                        let o = in_ns(&path, &argv).output().map_err(|e| e.to_string())?;
+                        if !o.status.success() {
+                            return Err(String::from_utf8_lossy(&o.stderr).trim().to_string());
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("panic".into())))
+            .collect()
+    });
+    for r in res {
+        r?;
+    }
+    Ok((per * procs) as f64 / t0.elapsed().as_secs_f64())
+}
+
+/// Median seconds per `nfkeeper`/`iptables-nft` append process.
+fn per_call(ns: &Netns, argv0: &[&str], env: &[(&str, &str)], calls: usize) -> Result<f64, String> {
+    let path = ns_path(ns);
+    let mut v = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let r = rule(250, i);
+        let mut argv = argv0.to_vec();
+        argv.extend(["-w", "-A", "X"]);
+        argv.extend(r.iter().map(String::as_str));
+        let mut c = in_ns(&path, &argv);
+        for (k, val) in env {
+            c.env(k, val);
+        }
+        let t = Instant::now();
+        let o = c.output().map_err(|e| e.to_string())?;
+        v.push(t.elapsed().as_secs_f64());
+        if !o.status.success() {
+            return Err(String::from_utf8_lossy(&o.stderr).trim().to_string());
+        }
+    }
+    Ok(pct(&mut v, 0.5))
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Run the suite; Markdown on stdout (and in `--out DIR/daemon.md`).
+pub fn main(args: &[String]) -> i32 {
+    let quick = args.iter().any(|a| a == "--quick");
+    let out = args
+        .iter()
+        .position(|a| a == "--out")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    if !crate::netns::is_root() {
+        eprintln!(
+            "nfkeeper bench daemon needs root: every case runs in a network namespace it creates"
+        );
+        return 1;
+    }
+    crate::netns::watch_signals();
+    crate::netns::cleanup_stale();
+    let sz = if quick {
+        Sizes {
+            preload: 10_000,
+            appends: 640,
+            single_ops: 1000,
+            calls: 100,
+            memory_rules: 100_000,
+        }
+    } else {
+        Sizes {
+            preload: 100_000,
+            appends: 3200,
+            single_ops: 2000,
+            calls: 200,
+            memory_rules: 1_000_000,
+        }
+    };
+    match run(&sz) {
+        Ok(md) => {
+            let md = format!(
+                "{md}\nCommand: `nfkeeper bench daemon{}`; load average at the end {}.\n",
+                if quick { " --quick" } else { "" },
+                crate::loadavg()
+            );
+            print!("{md}");
+            if let Some(d) = out {
+                let _ = std::fs::create_dir_all(&d);
+                if let Err(e) = std::fs::write(Path::new(&d).join("daemon.md"), &md) {
+                    eprintln!("{d}: {e}");
+                    return 1;
+                }
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("nfkeeper bench daemon: {e}");
+            1
+        }
+    }
+}
+
+fn ns() -> Result<Netns, String> {
+    Netns::new().map_err(|e| e.to_string())
+}
+
+fn run(sz: &Sizes) -> Result<String, String> {
+    let mut md = String::new();
+    let nft = have("iptables-nft");
+    // Concurrent appends into a long chain.
+    let _ = writeln!(
+        md,
+        "### Concurrent appends into a chain holding {} rules ({} appends per row)\n\n| clients | nfkeeper serve (API) appends/s | p50 µs | p99 µs | iptables-nft processes appends/s | ratio |\n|--:|--:|--:|--:|--:|--:|",
+        sz.preload, sz.appends
+    );
+    for clients in [1, 8, 64] {
+        let n = ns()?;
+        preload(
+            &n,
+            &chain_x(sz.preload),
+            &[
+                &super::adapters::nfkeeper_bin(),
+                "--direct",
+                "iptables-restore",
+            ],
+        )?;
+        let d = Daemon::start(&n)?;
+        let (rate, p50, p99) = api_appends(&d.sock, clients, sz.appends)?;
+        drop(d);
+        drop(n);
+        let base = if nft {
+            let n = ns()?;
+            preload(&n, &chain_x(sz.preload), &["iptables-nft-restore"])?;
+            // Fewer appends: each costs a process and a chain rebuild.
+            Some(nft_appends(&n, clients, (sz.appends / 5).max(clients))?)
+        } else {
+            None
+        };
+        let _ = writeln!(
+            md,
+            "| {clients} | {rate:.0} | {p50:.0} | {p99:.0} | {} | {} |",
+            base.map_or("n/a".into(), |b| format!("{b:.0}")),
+            base.map_or("n/a".into(), |b| format!("{:.1}×", rate / b))
+        );
+    }
+    // One operation at a time on a small ruleset.
+    {
+        let n = ns()?;
+        preload(
+            &n,
+            &chain_x(1000),
+            &[
+                &super::adapters::nfkeeper_bin(),
+                "--direct",
+                "iptables-restore",
+            ],
+        )?;
+        let d = Daemon::start(&n)?;
+        let mut c = proto::client::Client::connect(&d.sock).map_err(|e| e.to_string())?;
+        let mut lat = Vec::new();
+        for i in 0..sz.single_ops / 2 {
+            let r = rule(300, i);
+            let w: Vec<&str> = r.iter().map(String::as_str).collect();
+            for op in [
+                proto::Op::append("filter", "X", &w),
+                proto::Op::delete("filter", "X", &w),
+            ] {
+                let t = Instant::now();
+                let res = c.apply(proto::Fam::V4, &[op]).map_err(|e| e.to_string())?;
+                lat.push(t.elapsed().as_secs_f64() * 1e6);
+                if res.iter().any(|r| r.code != 0) {
+                    return Err(format!("single op failed: {res:?}"));
+                }
+            }
+        }
+        let _ = writeln!(
+            md,
+            "\n### One API operation at a time on a 1 000-rule ruleset ({} operations, append / delete by spec alternating)\n\np50 {:.0} µs, p99 {:.0} µs.",
+            lat.len(),
+            pct(&mut lat, 0.5),
+            pct(&mut lat, 0.99)
+        );
+    }
+    // One process per rule.
+    {
+        let bin = super::adapters::nfkeeper_bin();
+        let n = ns()?;
+        preload(&n, &chain_x(3000), &[&bin, "--direct", "iptables-restore"])?;
+        let d = Daemon::start(&n)?;
+        let sock = d.sock.to_string_lossy().into_owned();
+        let via = per_call(
+            &n,
+            &[&bin, "iptables"],
+            &[("NFKEEPER_MODE", "daemon"), ("NFKEEPER_SOCKET", &sock)],
+            sz.calls,
+        )?;
+        drop(d);
+        let direct = per_call(
+            &n,
+            &[&bin, "iptables"],
+            &[("NFKEEPER_MODE", "direct")],
+            sz.calls,
+        )?;
+        let base = if nft {
+            let n2 = ns()?;
+            preload(&n2, &chain_x(3000), &["iptables-nft-restore"])?;
+            Some(per_call(&n2, &["iptables-nft"], &[], sz.calls)?)
+        } else {
+            None
+        };
+        let _ = writeln!(
+            md,
+            "\n### One process per rule onto 3 000 rules (median of {} calls)\n\n| nfkeeper via daemon | nfkeeper direct | iptables-nft | iptables-nft ÷ daemon |\n|--:|--:|--:|--:|\n| {:.2} ms | {:.2} ms | {} | {} |",
+            sz.calls,
+            via * 1e3,
+            direct * 1e3,
+            base.map_or("n/a".into(), |b| format!("{:.2} ms", b * 1e3)),
+            base.map_or("n/a".into(), |b| format!("{:.2}×", b / via))
+        );
+    }
+    // Memory.
+    {
+        let n = ns()?;
+        let chains = 1000;
+        let per = sz.memory_rules / chains;
+        let mut text = String::from("*filter\n");
+        for c in 0..chains {
+            let _ = writeln!(text, ":C{c:04} - [0:0]");
+        }
+        for c in 0..chains {
+            for i in 0..per {
+                let a = workload::cf_addr(c * per + i);
+                let _ = writeln!(
+                    text,
+                    "-A C{c:04} -s {}.{}.{}.{}/32 -p tcp -m tcp --dport 8080 -j ACCEPT",
+                    a[0], a[1], a[2], a[3]
+                );
+            }
+        }
+        text.push_str("COMMIT\n");
+        preload(
+            &n,
+            &text,
+            &[
+                &super::adapters::nfkeeper_bin(),
+                "--direct",
+                "iptables-restore",
+            ],
+        )?;
+        drop(text);
+        let d = Daemon::start(&n)?;
+        let _ = writeln!(
+            md,
+            "\n### Daemon memory\n\n{} rules in {chains} chains: loaded in {:.1} s, resident {:.0} MB ({:.0} bytes per rule).",
+            sz.memory_rules,
+            d.load.as_secs_f64(),
+            d.rss_mb(),
+            d.rss_mb() * 1048576.0 / sz.memory_rules as f64
+        );
+    }
+    Ok(md)
+}
