@@ -155,8 +155,8 @@ fn run_scenario(path: &Path, mode: Mode) -> Vec<String> {
     failures
 }
 
-#[test]
-fn cli_scenarios() {
+/// The scenario files, sorted.
+fn scenario_files() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cli");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("testdata/cli")
@@ -165,6 +165,12 @@ fn cli_scenarios() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no scenarios in {}", dir.display());
+    files
+}
+
+#[test]
+fn cli_scenarios() {
+    let files = scenario_files();
     let mut failures = Vec::new();
     for f in &files {
         failures.extend(run_scenario(f, Mode::Offline));
@@ -201,13 +207,7 @@ fn cli_scenarios_in_the_kernel() {
         eprintln!("SKIP: kernel scenarios need root");
         return;
     }
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cli");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("testdata/cli")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
+    let files = scenario_files();
     let mut failures = Vec::new();
     for f in &files {
         let tag = f.file_stem().unwrap().to_string_lossy().into_owned();
@@ -268,13 +268,7 @@ fn cli_scenarios_through_the_daemon() {
         eprintln!("SKIP: daemon scenarios need root");
         return;
     }
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cli");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("testdata/cli")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
+    let files = scenario_files();
     let mut failures = Vec::new();
     for f in &files {
         let tag = f.file_stem().unwrap().to_string_lossy().into_owned();

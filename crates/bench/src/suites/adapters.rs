@@ -68,6 +68,15 @@ pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
         .collect()
 }
 
+/// Every adapter whose tool is installed here (for the kernel smoke tests).
+pub fn present() -> Vec<Box<dyn Adapter>> {
+    baselines(&[])
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|a| a.available().is_ok())
+        .collect()
+}
+
 /// `prog --version` on the host (prints a version, touches no firewall).
 fn version(prog: &str, package: &str) -> Result<String, String> {
     match Command::new(prog)

@@ -355,11 +355,7 @@ mod tests {
             sizes: vec![10],
             ..Opts::quick()
         };
-        let adapters: Vec<_> = crate::suites::baselines(&[])
-            .unwrap()
-            .into_iter()
-            .filter(|a| a.available().is_ok())
-            .collect();
+        let adapters = crate::suites::adapters::present();
         let recs = crate::suites::run(&cases(&o), &adapters, &o);
         assert_eq!(recs.len(), 19 * adapters.len());
         for r in &recs {
