@@ -146,6 +146,9 @@ mod tests {
     /// every step succeeds (or has no form in that tool).
     #[test]
     fn smoke_n10_root() {
+        let _serial = crate::suites::KERNEL_TEST
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if !crate::netns::is_root() {
             eprintln!("skipped: the suite creates network namespaces, which needs root");
             return;

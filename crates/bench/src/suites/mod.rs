@@ -39,6 +39,12 @@ pub mod ruleset;
 mod run;
 pub mod serve;
 
+/// The suites' kernel smoke tests run one at a time: run side by side in
+/// one test process, the packet suite's server failed to bind its port
+/// (cause not found yet; see the session notes).
+#[cfg(test)]
+pub(crate) static KERNEL_TEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 pub use adapters::{baselines, Adapter, Iptables, Nft};
 pub use model::{Check, Cmd, Listing, Op, Rule, Ruleset, Table, TableSpec, Target};
 pub use report::{to_csv, to_json, to_markdown, Machine, Record, Status, Summary};

@@ -659,6 +659,9 @@ mod tests {
     /// drops its probe) and yields positive, finite costs.
     #[test]
     fn tiny_suite_with_nft_root() {
+        let _serial = crate::suites::KERNEL_TEST
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if !crate::netns::is_root() {
             eprintln!("skipped: needs root for network namespaces");
             return;
