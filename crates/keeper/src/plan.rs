@@ -46,8 +46,9 @@ pub struct KernelApply {
     /// With `echo`: what each echoing message creates, by sequence number
     /// (ascending). See [`KernelApply::learn`].
     pub created: Vec<(u32, Created)>,
-    /// Rules deleted or flushed by this batch: their locations are dropped
-    /// once it commits ([`KernelApply::learn`]), kept if it is abandoned.
+    /// With `echo`: rules deleted or flushed by this batch; their locations
+    /// are dropped once it commits ([`KernelApply::learn`]), kept if it is
+    /// abandoned. (Direct mode drops its maps with the process.)
     pub forgotten: Vec<(TableKind, RuleId)>,
     /// Tables whose chain handles or catalog bookkeeping this batch changed
     /// (renames, dropped overflow text): undoing the batch's commands in
@@ -310,7 +311,9 @@ impl KernelApply {
         let loc = id.and_then(|i| self.loc(kind, i));
         if let Some(i) = id {
             self.drop_overflow(kind, i);
-            self.forgotten.push((kind, i));
+            if self.echo {
+                self.forgotten.push((kind, i));
+            }
         }
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let mut r = nft::Rule::key(fam, &tname, chain, None);
@@ -405,7 +408,7 @@ impl KernelApply {
                 let at = old.and_then(|o| self.loc(kind, o));
                 if let Some(o) = old {
                     self.drop_overflow(kind, o);
-                    if o != id {
+                    if o != id && self.echo {
                         self.forgotten.push((kind, o));
                     }
                 }
@@ -436,7 +439,9 @@ impl KernelApply {
                 execute_owned(t, p, out)?;
                 for id in gone {
                     self.drop_overflow(kind, id);
-                    self.forgotten.push((kind, id));
+                    if self.echo {
+                        self.forgotten.push((kind, id));
+                    }
                 }
                 for c in chains {
                     self.flush_chain(kind, &c);

@@ -172,17 +172,7 @@ pub fn utc(secs: u64, compact: bool) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let (h, mi, s) = (rem / 3600, rem / 60 % 60, rem % 60);
-    // Civil date from days since 1970-01-01, counting in 400-year eras
-    // that start on March 1st (so the leap day ends a year).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = iptables::print::ctime::civil(days);
     if compact {
         format!("{y:04}{m:02}{d:02}T{h:02}{mi:02}{s:02}Z")
     } else {

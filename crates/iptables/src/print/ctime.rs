@@ -18,16 +18,7 @@ pub fn ctime(secs: u64) -> String {
     ];
     let days = secs / 86400;
     let rem = secs % 86400;
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days as i64 + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = civil(days as i64);
     format!(
         "{} {} {:>2} {:02}:{:02}:{:02} {}",
         DAYS[(days % 7) as usize],
@@ -38,6 +29,21 @@ pub fn ctime(secs: u64) -> String {
         rem % 60,
         y
     )
+}
+
+/// (year, month 1–12, day 1–31) of a day count since 1970-01-01
+/// (proleptic Gregorian, UTC), counting in 400-year eras that start on
+/// March 1st so the leap day ends a year.
+pub fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m as u32, d as u32)
 }
 
 #[cfg(test)]
