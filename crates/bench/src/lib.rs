@@ -18,6 +18,7 @@
 
 mod model;
 pub mod netns;
+pub mod rcu;
 pub mod suites;
 
 pub use model::model_suite;

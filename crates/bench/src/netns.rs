@@ -26,7 +26,7 @@ use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Mutex, Once};
@@ -81,6 +81,11 @@ pub struct Netns {
     fd: Option<File>,
     /// Scratch files: staged stdin, captured stdout/stderr.
     dir: PathBuf,
+    /// Long-running helpers inside the namespace (a daemon a tool under
+    /// test needs), killed and reaped before the namespace goes.
+    services: Mutex<Vec<Child>>,
+    /// Files the services leave behind (their sockets), removed after them.
+    leftovers: Mutex<Vec<PathBuf>>,
 }
 
 /// Whether the process runs with effective UID 0.
@@ -161,6 +166,7 @@ pub fn watch_signals() {
                 // SAFETY: kill(2) on a child we have not reaped yet.
                 unsafe { kill(pid as c_int, SIGKILL) };
             }
+            crate::rcu::restore();
             // Kept locked until exit: nothing new gets created meanwhile.
             let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
             for name in live.iter() {
@@ -179,6 +185,7 @@ fn install_hook() {
     HOOK.call_once(|| {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            crate::rcu::restore();
             if let Ok(live) = LIVE.lock() {
                 for name in live.iter() {
                     delete(name);
@@ -228,6 +235,8 @@ impl Netns {
             name,
             fd: None,
             dir,
+            services: Mutex::new(Vec::new()),
+            leftovers: Mutex::new(Vec::new()),
         };
         std::fs::create_dir_all(&ns.dir)?;
         let path = PathBuf::from("/run/netns").join(&ns.name);
@@ -261,6 +270,68 @@ impl Netns {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Starts `argv` inside the namespace and leaves it running (stdin,
+    /// stdout and stderr closed): a daemon the tool under test talks to.
+    /// It is killed and reaped when the guard drops, and on SIGINT/SIGTERM
+    /// like every child; `leaves` (its socket, say) is removed after it.
+    /// Not timed.
+    pub fn spawn_service<S: AsRef<str>>(&self, argv: &[S], leaves: &[PathBuf]) -> io::Result<()> {
+        let fd = self
+            .fd
+            .as_ref()
+            .ok_or_else(|| other("namespace not open".into()))?
+            .as_raw_fd();
+        let mut cmd = Command::new(argv[0].as_ref());
+        cmd.args(argv[1..].iter().map(|a| a.as_ref()))
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: as in `run`: only setns between fork and exec, on a
+        // descriptor the guard keeps open.
+        unsafe {
+            cmd.pre_exec(move || {
+                if setns(fd, CLONE_NEWNET) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        self.leftovers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(leaves.iter().cloned());
+        let child = cmd.spawn()?;
+        if let Ok(mut c) = CHILDREN.lock() {
+            c.push(child.id());
+        }
+        self.services
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(child);
+        Ok(())
+    }
+
+    /// `None` before any [`Netns::spawn_service`]; else whether all the
+    /// services still run.
+    pub fn service_state(&self) -> Option<bool> {
+        let mut s = self.services.lock().unwrap_or_else(|e| e.into_inner());
+        if s.is_empty() {
+            return None;
+        }
+        Some(s.iter_mut().all(|c| matches!(c.try_wait(), Ok(None))))
+    }
+
+    /// The namespace's inode (what `/proc/PID/ns/net` names it by).
+    pub fn inode(&self) -> io::Result<u64> {
+        Ok(self
+            .fd
+            .as_ref()
+            .ok_or_else(|| other("namespace not open".into()))?
+            .metadata()?
+            .ino())
     }
 
     /// Writes `bytes` to a scratch file (for stdin) and returns its path.
@@ -363,6 +434,23 @@ impl Netns {
 
 impl Drop for Netns {
     fn drop(&mut self) {
+        let services = std::mem::take(self.services.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for mut c in services {
+            let pid = c.id();
+            let _ = c.kill();
+            let _ = c.wait();
+            if let Ok(mut ch) = CHILDREN.lock() {
+                ch.retain(|p| *p != pid);
+            }
+        }
+        for f in self
+            .leftovers
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            let _ = std::fs::remove_file(f);
+        }
         self.fd = None;
         delete(&self.name);
         if let Ok(mut live) = LIVE.lock() {

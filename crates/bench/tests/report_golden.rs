@@ -54,6 +54,7 @@ fn machine() -> Machine {
             limit: 10.0,
             wall: 61.4,
             load_end: "1.10".into(),
+            rcu_expedited: false,
         },
     }
 }

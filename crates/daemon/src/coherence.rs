@@ -95,6 +95,18 @@ impl Coherence {
         std::mem::take(&mut self.lock().stale)
     }
 
+    /// Whether the model at generation `g` may be trusted without asking
+    /// the kernel: the watcher runs, nothing is flagged stale, and it has
+    /// seen no generation after `g`. A change whose events are still in
+    /// flight is caught by the kernel instead (the commit carries `g`).
+    pub fn quiet_since(&self, g: u32) -> bool {
+        let s = self.lock();
+        s.watching
+            && s.stale.tables.is_empty()
+            && !s.stale.all
+            && s.seen_gen.is_none_or(|seen| g.wrapping_sub(seen) < 1 << 31)
+    }
+
     /// Wait until the watcher has seen generation `g` (or a later one).
     /// False on timeout or when no watcher runs: the caller must then
     /// assume every table changed.

@@ -140,7 +140,7 @@ fn reply(s: &mut UnixStream, out: &str, err: &str, code: i32) -> io::Result<()> 
 /// Queue a write and wait for the writer's answer.
 fn submit(sh: &Shared, who: &str, fam: Family, prog: &str, what: String, work: Work) -> Done {
     let (tx, rx) = mpsc::channel();
-    sh.queue.push(Write {
+    let w = Write {
         family: fam,
         prog: prog.to_string(),
         work,
@@ -148,7 +148,10 @@ fn submit(sh: &Shared, who: &str, fam: Family, prog: &str, what: String, work: W
         what,
         reply: tx,
         queued: Instant::now(),
-    });
+    };
+    if let Some(w) = crate::writer::try_inline(sh, w) {
+        sh.queue.push(w);
+    }
     rx.recv().unwrap_or_else(|_| Done {
         stderr: format!("{prog}: the daemon's writer stopped\n"),
         code: 1,

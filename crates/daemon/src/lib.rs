@@ -20,7 +20,7 @@ pub mod writer;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 pub const USAGE: &str = "\
@@ -131,9 +131,46 @@ pub struct Shared {
     pub netns_ino: u64,
     pub clients: AtomicUsize,
     readers_waiting: AtomicUsize,
+    /// The netlink socket every commit goes through (`None` until the
+    /// model is loaded). Whoever holds it is the writer: the writer
+    /// thread, or a connection thread committing inline when idle.
+    kernel: Mutex<Option<nft::Socket>>,
+}
+
+/// The kernel socket, held (see [`Shared::kernel_socket`]).
+pub struct KernelSocket<'a>(MutexGuard<'a, Option<nft::Socket>>);
+
+impl std::ops::Deref for KernelSocket<'_> {
+    type Target = nft::Socket;
+    fn deref(&self) -> &nft::Socket {
+        self.0
+            .as_ref()
+            .expect("kernel socket installed before any write")
+    }
+}
+
+impl std::ops::DerefMut for KernelSocket<'_> {
+    fn deref_mut(&mut self) -> &mut nft::Socket {
+        self.0
+            .as_mut()
+            .expect("kernel socket installed before any write")
+    }
 }
 
 impl Shared {
+    /// Wait for the kernel socket (one writer at a time).
+    pub fn kernel_socket(&self) -> KernelSocket<'_> {
+        KernelSocket(self.kernel.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The kernel socket if nobody holds it.
+    pub fn try_kernel_socket(&self) -> Option<KernelSocket<'_>> {
+        match self.kernel.try_lock() {
+            Ok(g) if g.is_some() => Some(KernelSocket(g)),
+            _ => None,
+        }
+    }
+
     pub fn write_lock(&self) -> RwLockWriteGuard<'_, warm::Warm> {
         self.warm.write().unwrap_or_else(|e| e.into_inner())
     }
@@ -286,6 +323,7 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         netns_ino: ino,
         clients: AtomicUsize::new(0),
         readers_waiting: AtomicUsize::new(0),
+        kernel: Mutex::new(None),
     });
     // Events first, then the read: a change after the read is then seen.
     {
@@ -298,6 +336,14 @@ pub fn serve(cfg: Config) -> Result<(), String> {
     sh.coherence.wait_watching(Duration::from_secs(2));
     *sh.write_lock() =
         warm::Warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
+    // The load's transient buffers (the dump, the rule texts) are freed
+    // but glibc keeps the pages; hand them back so the resident set is the
+    // model's (tens of MB at 1M rules).
+    // SAFETY: malloc_trim only releases free heap memory.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    *sh.kernel.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
     let listener = listen::bind(&path)?;
     let sz = sh.sizes();
     log::line(&format!(
@@ -315,7 +361,7 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         let sh = sh.clone();
         std::thread::Builder::new()
             .name("writer".into())
-            .spawn(move || writer::run(&sh, sock))
+            .spawn(move || writer::run(&sh))
             .map_err(|e| e.to_string())?;
     }
     listen::accept_loop(sh, listener);

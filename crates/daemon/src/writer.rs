@@ -1,5 +1,8 @@
 //! The one writer: every write of every client goes through here, in
-//! arrival order. While a commit is in flight new writes queue; the next
+//! arrival order — committed by the writer thread, or inline by the
+//! client's connection thread when nothing is queued or in flight (which
+//! saves two thread hand-offs per write for one client at a time). While a
+//! commit is in flight new writes queue; the next
 //! group takes all of them (up to [`crate::Config::max_group`]) and
 //! commits them as one kernel transaction, because each commit costs the
 //! kernel O(chains in the namespace) no matter how small it is.
@@ -18,6 +21,7 @@ use keeper::session::{errno_err, kernel_err};
 use nft::Socket;
 use ruleset::{Family, Ruleset, TableKind};
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -69,6 +73,9 @@ pub struct Done {
 pub struct Queue {
     q: Mutex<VecDeque<Write>>,
     cv: Condvar,
+    /// Writes the writer thread has taken and not yet answered: an inline
+    /// commit must not overtake them (arrival order).
+    in_hand: AtomicUsize,
 }
 
 impl Queue {
@@ -87,7 +94,14 @@ impl Queue {
             q = self.cv.wait(q).unwrap_or_else(|e| e.into_inner());
         }
         let n = q.len().min(max.max(1));
+        self.in_hand.fetch_add(n, Ordering::SeqCst);
         q.drain(..n).collect()
+    }
+
+    /// Nothing queued and nothing taken but unanswered.
+    fn idle(&self) -> bool {
+        let q = self.q.lock().unwrap_or_else(|e| e.into_inner());
+        q.is_empty() && self.in_hand.load(Ordering::SeqCst) == 0
     }
 
     pub fn len(&self) -> usize {
@@ -103,29 +117,59 @@ impl Queue {
 const ATTEMPTS: usize = 8;
 
 /// The writer thread's loop. Never returns.
-pub fn run(sh: &Shared, mut sock: Socket) -> ! {
+pub fn run(sh: &Shared) -> ! {
     loop {
         let group = sh.queue.take(sh.cfg.max_group);
+        let n = group.len();
         // Let readers that queued behind the last commit in first: reads
         // never wait behind more than one commit.
         sh.let_readers_in();
-        let mut cmds = Vec::new();
-        for w in group {
-            match w.work {
-                Work::Cmds(_) | Work::Sync => cmds.push(w),
-                Work::Restore { .. } => {
-                    commit_cmds(sh, &mut sock, std::mem::take(&mut cmds));
-                    restore(sh, &mut sock, w);
-                }
+        let mut sock = sh.kernel_socket();
+        process(sh, &mut sock, group);
+        sh.queue.in_hand.fetch_sub(n, Ordering::SeqCst);
+    }
+}
+
+/// Commit `w` on the calling thread if no write is queued or in flight,
+/// saving the two thread hand-offs of the queue (the common case of one
+/// client at a time), and return `None`; otherwise hand it back for the
+/// queue. Either way the answer goes to `w.reply`. Under load the socket
+/// is busy or the queue is not empty, so writes still fold into groups.
+pub fn try_inline(sh: &Shared, w: Write) -> Option<Write> {
+    let Some(mut sock) = sh.try_kernel_socket() else {
+        return Some(w);
+    };
+    if !sh.queue.idle() {
+        return Some(w);
+    }
+    process(sh, &mut sock, vec![w]);
+    None
+}
+
+/// Commit one group: runs of commands as one transaction each, restores
+/// alone, in arrival order.
+fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
+    let mut cmds = Vec::new();
+    for w in group {
+        match w.work {
+            Work::Cmds(_) | Work::Sync => cmds.push(w),
+            Work::Restore { .. } => {
+                commit_cmds(sh, sock, std::mem::take(&mut cmds));
+                restore(sh, sock, w);
             }
         }
-        commit_cmds(sh, &mut sock, cmds);
     }
+    commit_cmds(sh, sock, cmds);
 }
 
 /// Bring the model to the kernel's current generation: wait until the
 /// event watcher has seen it, then re-read the tables someone else changed.
-fn sync(sh: &Shared, warm: &mut Warm, sock: &mut Socket) -> Result<(), Error> {
+/// Unless `force`, trusts the model without asking the kernel when the
+/// watcher has seen nothing since (see [`crate::coherence::Coherence::quiet_since`]).
+fn sync(sh: &Shared, warm: &mut Warm, sock: &mut Socket, force: bool) -> Result<(), Error> {
+    if !force && warm.genid != 0 && sh.coherence.quiet_since(warm.genid) {
+        return Ok(());
+    }
     let g = sock.gen().map_err(kernel_err)?.id;
     let mut stale = sh.coherence.take_stale();
     if g != warm.genid {
@@ -191,8 +235,8 @@ fn commit_cmds(sh: &Shared, sock: &mut Socket, writes: Vec<Write>) {
     let mut guard = sh.write_lock();
     let warm: &mut Warm = &mut guard;
     let mut committed = false;
-    for _ in 0..ATTEMPTS {
-        if let Err(e) = sync(sh, warm, sock) {
+    for attempt in 0..ATTEMPTS {
+        if let Err(e) = sync(sh, warm, sock, attempt > 0) {
             for f in fin.iter_mut().filter(|f| f.is_none()) {
                 *f = Some(Err(e.clone()));
             }
@@ -415,7 +459,7 @@ fn restore(sh: &Shared, sock: &mut Socket, w: Write) {
     let mut guard = sh.write_lock();
     let warm: &mut Warm = &mut guard;
     let mut d = Done::default();
-    if let Err(e) = sync(sh, warm, sock) {
+    if let Err(e) = sync(sh, warm, sock, true) {
         d.stderr = e.render(&w.prog, None);
         d.code = e.exit_code();
         drop(guard);

@@ -186,6 +186,10 @@ pub fn read_scoped(
             None => dump_rules(sock, fam, &tname, None, &mut rules)?,
         },
     }
+    // Exact room for what the dump returned: growing by doubling would
+    // leave up to half of the rule slab unused for the model's lifetime.
+    snap.table.reserve(rules.len());
+    snap.handles.reserve(rules.len());
     for kr in rules {
         let KernelRule {
             chain,

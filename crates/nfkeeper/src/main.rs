@@ -50,12 +50,17 @@ Usage:
   nfkeeper load [-6] [-c] FILE     load an iptables-save file into the model, print it back with timings
   nfkeeper bench model [--quick] [--sizes N,N] [--reps N]
                                    model benchmarks (restore, single operations, save) as Markdown
-  nfkeeper bench daemon [--quick] [--out DIR]
+  nfkeeper bench daemon [--quick] [--case concurrent,single,process,memory] [--out DIR]
                                    nfkeeper serve: concurrent API appends, single-operation latency,
                                    one process per rule, memory; against iptables-nft
-  nfkeeper bench cf|ruleset|packet [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
-                                   the studies' suites against iptables-legacy, iptables-nft, nft,
-                                   each case in a private network namespace (root)
+  nfkeeper bench [cf|ruleset|packet|all] [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
+                [--reps N] [--sizes N,...] [--rcu-default] [--compare DIR1,DIR2]
+                                   the studies' suites (all of them by default) against
+                                   iptables-legacy, iptables-nft, nft, and nfkeeper through its
+                                   daemon (nfkeeper-daemon), each case in a private network
+                                   namespace (root); for the run the kernel's RCU grace periods
+                                   are expedited (steadier times; restored after), --rcu-default
+                                   keeps the host's setting
   nfkeeper serve [--netns NAME] [--socket PATH] [--group G] [--metrics ADDR:PORT] ...
                                    the daemon: a warm model of this namespace's tables behind a unix
                                    socket; the iptables personalities use it when it answers
@@ -207,7 +212,7 @@ fn run_bench(args: &[String]) -> i32 {
         }
         _ => {
             eprintln!("usage: nfkeeper bench model [--quick] [--sizes N,N,...] [--reps N] [--op-reps N] [--batch K]");
-            eprintln!("       nfkeeper bench cf|ruleset|packet [--quick] [--sizes N,...] [--reps N] [--adapters a,b] [--out DIR]");
+            eprintln!("       nfkeeper bench [cf|ruleset|packet|all] [--quick] [--sizes N,...] [--reps N] [--adapters a,b] [--out DIR] [--rcu-default]");
             2
         }
     }

@@ -49,7 +49,13 @@ pub trait Adapter {
 
 /// The adapters of the given names (all baselines when empty), in order.
 pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
-    let all = ["nfkeeper", "iptables-legacy", "iptables-nft", "nft"];
+    let all = [
+        "nfkeeper",
+        "nfkeeper-daemon",
+        "iptables-legacy",
+        "iptables-nft",
+        "nft",
+    ];
     let want: Vec<&str> = if names.is_empty() {
         all.to_vec()
     } else {
@@ -59,6 +65,7 @@ pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
         .map(|n| -> Result<Box<dyn Adapter>, String> {
             match n {
                 "nfkeeper" => Ok(Box::new(Iptables::nfkeeper())),
+                "nfkeeper-daemon" => Ok(Box::new(Iptables::nfkeeper_daemon())),
                 "iptables-legacy" => Ok(Box::new(Iptables::legacy())),
                 "iptables-nft" => Ok(Box::new(Iptables::nft())),
                 "nft" => Ok(Box::new(Nft)),
@@ -117,6 +124,9 @@ pub struct Iptables {
     restore: Vec<String>,
     /// Takes `-w` (the xtables lock); nfkeeper serialises through the kernel.
     wait: bool,
+    /// Commands go through an `nfkeeper serve` started in each case's
+    /// namespace (before its setup, untimed).
+    daemon: bool,
 }
 
 /// The nfkeeper binary to measure: $NFKEEPER_BIN, else `nfkeeper` next to
@@ -140,6 +150,7 @@ impl Iptables {
             bin: vec!["iptables-legacy".into()],
             restore: vec!["iptables-legacy-restore".into()],
             wait: true,
+            daemon: false,
         }
     }
 
@@ -149,6 +160,7 @@ impl Iptables {
             bin: vec!["iptables-nft".into()],
             restore: vec!["iptables-nft-restore".into()],
             wait: true,
+            daemon: false,
         }
     }
 
@@ -159,7 +171,56 @@ impl Iptables {
             bin: vec![b.clone(), "iptables".into()],
             restore: vec![b, "iptables-restore".into()],
             wait: false,
+            daemon: false,
         }
+    }
+
+    /// The same command lines through a warm `nfkeeper serve` (the CLI
+    /// forced to the daemon with `--daemon`; it fails rather than fall
+    /// back to direct mode).
+    pub fn nfkeeper_daemon() -> Iptables {
+        let b = nfkeeper_bin();
+        Iptables {
+            name: "nfkeeper-daemon",
+            bin: vec![b.clone(), "--daemon".into(), "iptables".into()],
+            restore: vec![b, "--daemon".into(), "iptables-restore".into()],
+            wait: false,
+            daemon: true,
+        }
+    }
+
+    /// Starts the namespace's daemon on first use and waits until its
+    /// socket (the default path of that namespace) answers.
+    fn ensure_daemon(&self, ns: &Netns) -> Result<(), RunError> {
+        match ns.service_state() {
+            Some(true) => return Ok(()),
+            Some(false) => {
+                return Err(RunError::Io(std::io::Error::other(
+                    "nfkeeper serve exited in this namespace",
+                )))
+            }
+            None => {}
+        }
+        let sock = format!(
+            "/run/nfkeeper/net-{}.sock",
+            ns.inode().map_err(RunError::Io)?
+        );
+        let _ = std::fs::remove_file(&sock);
+        ns.spawn_service(
+            &[self.bin[0].as_str(), "serve", "--quiet"],
+            &[std::path::PathBuf::from(&sock)],
+        )
+        .map_err(RunError::Io)?;
+        let t0 = std::time::Instant::now();
+        while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+            if ns.service_state() != Some(true) || t0.elapsed() > Duration::from_secs(60) {
+                return Err(RunError::Io(std::io::Error::other(
+                    "nfkeeper serve did not start in this namespace",
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        Ok(())
     }
 
     fn cmd(&self, t: Table, words: &[&str]) -> Cmd {
@@ -196,7 +257,7 @@ impl Adapter for Iptables {
     }
 
     fn available(&self) -> Result<String, String> {
-        let package = if self.name == "nfkeeper" {
+        let package = if self.name.starts_with("nfkeeper") {
             "nfkeeper (cargo build --release -p nfkeeper)"
         } else {
             "iptables"
@@ -234,6 +295,19 @@ impl Adapter for Iptables {
 
     fn parse_listing(&self, out: &str) -> Listing {
         parse_iptables_s(out)
+    }
+
+    fn exec(
+        &self,
+        ns: &Netns,
+        cmd: &Cmd,
+        stdin: Option<&Path>,
+        limit: Duration,
+    ) -> Result<Run, RunError> {
+        if self.daemon {
+            self.ensure_daemon(ns)?;
+        }
+        ns.run(&cmd.argv, stdin, limit)
     }
 }
 

@@ -37,11 +37,12 @@ pub fn cases(o: &Opts) -> Vec<Case> {
             n,
             setup: Vec::new(),
             steps: vec![s],
+            reps: o.reps.max(1),
         });
     }
     let (rules, chains) = o.big;
     if rules > 0 {
-        v.push(big_case(rules, chains, o.reps.max(1)));
+        v.push(big_case(rules, chains, o.fast_reps.max(1)));
     }
     v
 }
@@ -94,6 +95,7 @@ fn big_case(rules: usize, chains: usize, reps: usize) -> Case {
             noflush: false,
         }],
         steps,
+        reps,
     }
 }
 
@@ -112,6 +114,7 @@ mod tests {
             cf_sizes: vec![10, 20],
             big: (100, 200),
             reps: 2,
+            fast_reps: 2,
             ..Opts::quick()
         };
         let cs = cases(&o);
@@ -155,6 +158,7 @@ mod tests {
         }
         let o = Opts {
             reps: 1,
+            fast_reps: 2,
             cf_sizes: vec![10],
             big: (10, 20),
             ..Opts::quick()

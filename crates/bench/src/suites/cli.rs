@@ -7,14 +7,9 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 const USAGE: &str = "usage: baseline-bench --suite cf|ruleset|packet|all[,...] [--quick] [--sizes N,...] [--reps N] \
-[--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--out DIR] [--progress|--quiet]\n       baseline-bench --compare DIR1,DIR2   (ratios of two runs side by side)";
-
-/// Repetitions of the ruleset suite's steps unless `--reps` is given.
-const RULESET_MIN_REPS: usize = 7;
+[--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--out DIR] [--progress|--quiet] [--rcu-default]\n       baseline-bench --compare DIR1,DIR2   (ratios of two runs side by side)";
 
 struct Args {
-    /// `--reps` was given (it then applies to every suite as is).
-    reps_given: bool,
     suites: Vec<String>,
     adapters: Vec<String>,
     out: String,
@@ -44,7 +39,6 @@ fn parse(args: &[String]) -> Result<Args, String> {
     o.progress = std::io::stderr().is_terminal();
     let (mut suites, mut adapters, mut out) = (Vec::new(), Vec::new(), String::new());
     let mut sizes = None;
-    let mut reps_given = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -56,7 +50,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--sizes" => sizes = Some(list(it.next(), "--sizes")?),
             "--reps" => {
                 o.reps = num(it.next(), "--reps")?.max(1);
-                reps_given = true;
+                o.fast_reps = o.reps;
             }
             "--limit" => o.limit = Duration::from_secs(num(it.next(), "--limit")?.max(1) as u64),
             "--big" => match list(it.next(), "--big")?[..] {
@@ -71,6 +65,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--out" => out = it.next().ok_or("--out needs a value")?.clone(),
             "--progress" => o.progress = true,
             "--quiet" => o.progress = false,
+            "--rcu-expedited" => o.rcu_expedited = true,
+            "--rcu-default" => o.rcu_expedited = false,
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
@@ -94,7 +90,6 @@ fn parse(args: &[String]) -> Result<Args, String> {
         o.cf_sizes = s;
     }
     Ok(Args {
-        reps_given,
         suites,
         adapters,
         out,
@@ -151,19 +146,29 @@ pub fn main(argv: &[String]) -> i32 {
         .iter()
         .any(|s| s == "packet")
         .then(|| suites::packet::Plan::new(&a.o, argv));
+    let _rcu = if a.o.rcu_expedited {
+        match crate::rcu::expedite() {
+            Ok(g) => {
+                eprintln!(
+                    "note: /sys/kernel/rcu_expedited is 1 for this run (restored at the end; --rcu-default keeps the host's setting)"
+                );
+                Some(g)
+            }
+            Err(e) => {
+                eprintln!(
+                    "/sys/kernel/rcu_expedited: {e} (run with --rcu-default to keep the host's setting)"
+                );
+                return 1;
+            }
+        }
+    } else {
+        None
+    };
     let t0 = std::time::Instant::now();
     let mut records = Vec::new();
     for s in a.suites.iter().filter(|s| *s != "packet") {
-        // The ruleset matrix's steps are single processes of a few ms,
-        // where 3 repetitions leave ratios ±30% apart between runs; its
-        // setup, not its steps, is what costs, so it gets 7 unless --reps
-        // says otherwise.
-        let mut o = a.o.clone();
-        if s == "ruleset" && !a.reps_given {
-            o.reps = o.reps.max(RULESET_MIN_REPS);
-        }
-        match suites::cases(s, &o) {
-            Ok(c) => records.extend(suites::run(&c, &adapters, &o)),
+        match suites::cases(s, &a.o) {
+            Ok(c) => records.extend(suites::run(&c, &adapters, &a.o)),
             Err(e) => {
                 eprintln!("{e}");
                 return 2;
@@ -175,18 +180,19 @@ pub fn main(argv: &[String]) -> i32 {
     }
     let names: Vec<String> = adapters.iter().map(|x| x.name().to_string()).collect();
     let md = format!(
-        "{}{}\nReps {}{}, limit {} s per step, wall time {:.1} s, load average at the end {}.\n",
+        "{}{}\nReps {} ({} for single short commands), limit {} s per step, wall time {:.1} s, load average at the end {}{}.\n",
         suites::to_markdown(&m, &records, &names),
         packet.map_or(String::new(), |p| suites::packet::appendix(&p, &records)),
         a.o.reps,
-        if a.reps_given || !a.suites.iter().any(|s| s == "ruleset") {
-            String::new()
-        } else {
-            format!(" (ruleset suite {})", a.o.reps.max(RULESET_MIN_REPS))
-        },
+        a.o.fast_reps,
         a.o.limit.as_secs(),
         t0.elapsed().as_secs_f64(),
-        crate::loadavg()
+        crate::loadavg(),
+        if a.o.rcu_expedited {
+            "; RCU grace periods expedited (default; --rcu-default keeps the host's setting)"
+        } else {
+            ""
+        }
     );
     print!("{md}");
     m.run = suites::machine::RunInfo {
@@ -194,6 +200,7 @@ pub fn main(argv: &[String]) -> i32 {
         limit: a.o.limit.as_secs_f64(),
         wall: t0.elapsed().as_secs_f64(),
         load_end: crate::loadavg(),
+        rcu_expedited: a.o.rcu_expedited,
     };
     let dir = std::path::Path::new(&a.out);
     match suites::report::write_files(dir, &m, &records, &names, &md) {

@@ -1,7 +1,8 @@
 //! `--compare RUN1,RUN2`: how repeatable two runs of the same suites are.
 //! For every (suite, case, N) and every baseline measured in both runs, the
-//! ratio baseline ÷ nfkeeper (of medians) of each run, and how far apart
-//! the two ratios are. A report, not a gate: the bar is "within 20%".
+//! ratio baseline ÷ nfkeeper of each run — of the fastest repetitions, as
+//! the report's ratio columns — and how far apart the two ratios are. A
+//! report, not a gate: the bar is "within 20%".
 //!
 //! Input: the `results.csv` each run writes (see `report::to_csv`).
 
@@ -15,8 +16,8 @@ pub const TOLERANCE: f64 = 0.20;
 /// (suite, case, name, n): one measured step.
 type Key = (String, String, String, usize);
 
-/// Step → adapter → median seconds of the OK samples.
-type Medians = BTreeMap<Key, BTreeMap<String, f64>>;
+/// Step → adapter → fastest repetition (seconds) of the OK samples.
+type Best = BTreeMap<Key, BTreeMap<String, f64>>;
 
 /// Splits one CSV line (fields quoted with `"` when they hold a comma or
 /// quote, quotes doubled inside).
@@ -40,8 +41,8 @@ fn fields(line: &str) -> Vec<String> {
     out
 }
 
-/// Medians per case and adapter from a results.csv text.
-pub fn medians(csv: &str) -> Result<Medians, String> {
+/// The fastest repetition per case and adapter, from a results.csv text.
+pub fn best(csv: &str) -> Result<Best, String> {
     let mut samples: BTreeMap<Key, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     for (i, line) in csv.lines().enumerate().skip(1) {
         let f = fields(line);
@@ -69,16 +70,7 @@ pub fn medians(csv: &str) -> Result<Medians, String> {
         .map(|(k, by)| {
             let m = by
                 .into_iter()
-                .map(|(a, mut v)| {
-                    v.sort_by(f64::total_cmp);
-                    let k = v.len();
-                    let med = if k % 2 == 1 {
-                        v[k / 2]
-                    } else {
-                        (v[k / 2 - 1] + v[k / 2]) / 2.0
-                    };
-                    (a, med)
-                })
+                .map(|(a, v)| (a, v.into_iter().fold(f64::INFINITY, f64::min)))
                 .collect();
             (k, m)
         })
@@ -104,7 +96,7 @@ impl Pair {
 
 /// Ratio pairs of every case both runs measured for nfkeeper and a
 /// baseline.
-pub fn pairs(a: &Medians, b: &Medians) -> Vec<Pair> {
+pub fn pairs(a: &Best, b: &Best) -> Vec<Pair> {
     let mut out = Vec::new();
     for (key, ma) in a {
         let Some(mb) = b.get(key) else { continue };
@@ -130,7 +122,7 @@ pub fn pairs(a: &Medians, b: &Medians) -> Vec<Pair> {
 
 /// The Markdown report of two runs' `results.csv`.
 pub fn report(a: &str, b: &str) -> Result<String, String> {
-    let ps = pairs(&medians(a)?, &medians(b)?);
+    let ps = pairs(&best(a)?, &best(b)?);
     let mut o = String::from(
         "| case | N | baseline | ratio run 1 | ratio run 2 | difference |\n|---|---:|---|---:|---:|---:|\n",
     );
@@ -150,7 +142,7 @@ pub fn report(a: &str, b: &str) -> Result<String, String> {
     let within = ps.iter().filter(|p| p.diff() <= TOLERANCE).count();
     let _ = writeln!(
         o,
-        "\n{within} of {} ratio pairs within {:.0}% (ratio = baseline ÷ nfkeeper, medians).",
+        "\n{within} of {} ratio pairs within {:.0}% (ratio = baseline ÷ nfkeeper, fastest repetitions).",
         ps.len(),
         TOLERANCE * 100.0
     );
@@ -205,7 +197,7 @@ mod tests {
     #[test]
     fn pairs_and_report_of_two_runs() {
         let (a, b) = (data("run1.csv"), data("run2.csv"));
-        let ps = pairs(&medians(&a).unwrap(), &medians(&b).unwrap());
+        let ps = pairs(&best(&a).unwrap(), &best(&b).unwrap());
         // cf.append: nft 4/2 = 2.0 then 5/2 = 2.5 (20% apart, within);
         // 2.1: iptables-nft 3/1 = 3.0 then 6/1 = 6.0 (50%, flagged);
         // the failed and the single-run cases give no pair.
@@ -234,7 +226,7 @@ mod tests {
         assert!(r.contains("| 20% |"), "{r}");
         assert!(r.contains("| 50% ✗ |"), "{r}");
         assert!(
-            r.ends_with("1 of 2 ratio pairs within 20% (ratio = baseline ÷ nfkeeper, medians).\n"),
+            r.ends_with("1 of 2 ratio pairs within 20% (ratio = baseline ÷ nfkeeper, fastest repetitions).\n"),
             "{r}"
         );
     }
@@ -243,6 +235,6 @@ mod tests {
     fn malformed_input_is_an_error() {
         let bad =
             "suite,case,name,adapter,n,status,rep,seconds,detail\ncf,x,y,nfkeeper,zz,ok,0,1,\n";
-        assert!(medians(bad).unwrap_err().contains("bad n"));
+        assert!(best(bad).unwrap_err().contains("bad n"));
     }
 }

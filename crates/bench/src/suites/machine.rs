@@ -16,6 +16,8 @@ pub struct RunInfo {
     /// Wall time of the whole run, seconds.
     pub wall: f64,
     pub load_end: String,
+    /// Ran with `--rcu-expedited`.
+    pub rcu_expedited: bool,
 }
 
 /// The machine a run was made on.

@@ -57,6 +57,12 @@ use std::time::Duration;
 pub struct Opts {
     /// Repetitions of each measured step.
     pub reps: usize,
+    /// Repetitions of steps that are one short command (the ruleset
+    /// matrix, the cf single commands): processes of 1–5 ms whose spread
+    /// between runs on a shared VM needs more samples than a long step,
+    /// while their setup (untimed, once per case and tool), not their
+    /// repetitions, is what costs wall time. `--reps` sets both.
+    pub fast_reps: usize,
     /// Limit of one repetition of a measured step.
     pub limit: Duration,
     /// Limit of each untimed setup or undo command.
@@ -71,6 +77,9 @@ pub struct Opts {
     pub max_rules: usize,
     /// Progress lines on stderr.
     pub progress: bool,
+    /// Expedited RCU grace periods for the run (see [`crate::rcu`]); on
+    /// unless `--rcu-default`.
+    pub rcu_expedited: bool,
 }
 
 impl Default for Opts {
@@ -78,6 +87,7 @@ impl Default for Opts {
     fn default() -> Self {
         Opts {
             reps: 5,
+            fast_reps: 7,
             limit: Duration::from_secs(120),
             setup_limit: Duration::from_secs(900),
             sizes: vec![1_000, 10_000, 50_000],
@@ -85,6 +95,7 @@ impl Default for Opts {
             big: (50_000, 100_000),
             max_rules: 1_000_000,
             progress: false,
+            rcu_expedited: true,
         }
     }
 }
@@ -94,6 +105,7 @@ impl Opts {
     pub fn quick() -> Self {
         Opts {
             reps: 3,
+            fast_reps: 15,
             limit: Duration::from_secs(10),
             setup_limit: Duration::from_secs(60),
             // Keeps `nfkeeper bench --quick` (all suites) under 5 minutes
@@ -152,6 +164,9 @@ pub struct Case {
     pub n: usize,
     pub setup: Vec<Op>,
     pub steps: Vec<Step>,
+    /// Repetitions of each step ([`Opts::reps`], or [`Opts::fast_reps`]
+    /// for cases whose steps are single short commands).
+    pub reps: usize,
 }
 
 /// The command-time suites' names, for usage texts (`packet` runs through

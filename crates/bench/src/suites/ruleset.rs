@@ -121,6 +121,7 @@ fn case(n: usize, setup: Vec<Op>, step: Step) -> Case {
         n,
         setup,
         steps: vec![step],
+        reps: 1,
     }
 }
 
@@ -296,6 +297,11 @@ pub fn cases(o: &Opts) -> Vec<Case> {
             .check(Check::Rules(NAT, "KUBE-SERVICES".into(), n + 1)),
         ));
     }
+    // Some steps consume the rules they were given (2.2 deletes a
+    // different existing rule each repetition): at most N repetitions.
+    for c in &mut v {
+        c.reps = o.fast_reps.min(c.n).max(1);
+    }
     v
 }
 
@@ -355,6 +361,7 @@ mod tests {
         }
         let o = Opts {
             reps: 1,
+            fast_reps: 1,
             sizes: vec![10],
             ..Opts::quick()
         };

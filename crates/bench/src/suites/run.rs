@@ -6,8 +6,8 @@ use super::{Adapter, Case, Opts, Step};
 use crate::netns::{Netns, RunError};
 use std::time::{Duration, Instant};
 
-/// Runs every case with every adapter (adapters interleaved per case, so
-/// they see similar machine load) and returns the records in that order.
+/// Runs every case with every adapter and returns the records (per case,
+/// per step, adapters in the given order).
 pub fn run(cases: &[Case], adapters: &[Box<dyn Adapter>], o: &Opts) -> Vec<Record> {
     let avail: Vec<Result<String, String>> = adapters.iter().map(|a| a.available()).collect();
     let total: usize = cases.iter().map(|c| c.steps.len()).sum::<usize>() * adapters.len();
@@ -19,9 +19,7 @@ pub fn run(cases: &[Case], adapters: &[Box<dyn Adapter>], o: &Opts) -> Vec<Recor
     };
     let mut out = Vec::new();
     for case in cases {
-        for (a, av) in adapters.iter().zip(&avail) {
-            run_case(case, a.as_ref(), av, o, &mut out, &mut p);
-        }
+        run_case(case, adapters, &avail, o, &mut out, &mut p);
     }
     out
 }
@@ -64,52 +62,86 @@ fn record(case: &Case, step: &Step, a: &dyn Adapter, status: Status, samples: Ve
     }
 }
 
+/// One adapter's namespace for a case, or why it has none.
+enum Lane {
+    Ready(Netns),
+    /// Every step of the case gets this status.
+    Out(Status),
+}
+
+/// One case with every adapter. Each adapter gets its own namespace and
+/// setup (untimed); then each step's repetitions go round the adapters —
+/// repetition 1 of every adapter, then repetition 2, … — so that a
+/// disturbance (a namespace torn down in the background, another program)
+/// falls on all of them alike rather than on one adapter's block of
+/// repetitions, which is what made ratios drift between runs.
 fn run_case(
     case: &Case,
-    a: &dyn Adapter,
-    avail: &Result<String, String>,
+    adapters: &[Box<dyn Adapter>],
+    avail: &[Result<String, String>],
     o: &Opts,
     out: &mut Vec<Record>,
     p: &mut Progress,
 ) {
-    let mut all = |status: &dyn Fn(&Step) -> Status, out: &mut Vec<Record>| {
-        for s in &case.steps {
-            let r = record(case, s, a, status(s), Vec::new());
+    let lanes: Vec<Lane> = adapters
+        .iter()
+        .zip(avail)
+        .map(|(a, av)| {
+            let a = a.as_ref();
+            if let Err(why) = av {
+                return Lane::Out(Status::Unavailable(why.clone()));
+            }
+            if !case.steps.iter().any(|s| a.commands(&(s.op)(0)).is_some()) {
+                return Lane::Out(Status::NoForm);
+            }
+            let ns = match Netns::new() {
+                Ok(ns) => ns,
+                Err(e) => return Lane::Out(Status::Fail(format!("namespace: {e}"))),
+            };
+            for op in std::iter::once(&Op::Reset).chain(&case.setup) {
+                if let Err(e) = exec_op(&ns, a, op, o.setup_limit) {
+                    return Lane::Out(Status::Fail(format!("setup: {e}")));
+                }
+            }
+            Lane::Ready(ns)
+        })
+        .collect();
+    for step in &case.steps {
+        // Per adapter: its status so far, samples, per-call times.
+        let mut st: Vec<(Status, Vec<f64>, Vec<f64>)> = adapters
+            .iter()
+            .zip(&lanes)
+            .map(|(a, lane)| match lane {
+                Lane::Out(s) => (s.clone(), Vec::new(), Vec::new()),
+                Lane::Ready(_) if a.commands(&(step.op)(0)).is_none() => {
+                    (Status::NoForm, Vec::new(), Vec::new())
+                }
+                Lane::Ready(_) => (Status::Ok, Vec::new(), Vec::new()),
+            })
+            .collect();
+        for rep in 0..case.reps.max(1) {
+            for ((a, lane), (status, samples, calls)) in adapters.iter().zip(&lanes).zip(&mut st) {
+                let Lane::Ready(ns) = lane else { continue };
+                if *status != Status::Ok {
+                    continue;
+                }
+                match measure_rep(ns, a.as_ref(), step, o, rep, calls) {
+                    Ok(t) => samples.push(t),
+                    Err(e) => *status = e,
+                }
+            }
+        }
+        for (a, (status, samples, calls)) in adapters.iter().zip(st) {
+            let ok = status == Status::Ok;
+            let r = record(case, step, a.as_ref(), status, samples);
             p.step(&r);
             out.push(r);
-        }
-    };
-    if let Err(why) = avail {
-        return all(&|_| Status::Unavailable(why.clone()), out);
-    }
-    let has_form = |s: &Step| a.commands(&(s.op)(0)).is_some();
-    if !case.steps.iter().any(has_form) {
-        return all(&|_| Status::NoForm, out);
-    }
-    let ns = match Netns::new() {
-        Ok(ns) => ns,
-        Err(e) => return all(&|_| Status::Fail(format!("namespace: {e}")), out),
-    };
-    for op in std::iter::once(&Op::Reset).chain(&case.setup) {
-        if let Err(e) = exec_op(&ns, a, op, o.setup_limit) {
-            return all(&|_| Status::Fail(format!("setup: {e}")), out);
-        }
-    }
-    for step in &case.steps {
-        let (status, samples, calls) = if has_form(step) {
-            measure(&ns, a, step, o)
-        } else {
-            (Status::NoForm, Vec::new(), Vec::new())
-        };
-        let ok = status == Status::Ok;
-        let r = record(case, step, a, status, samples);
-        p.step(&r);
-        out.push(r);
-        if step.per_call && ok {
-            let mut r = record(case, step, a, Status::Ok, calls);
-            r.case = format!("{}.call", step.id);
-            r.name = format!("{}, per call", step.name);
-            out.push(r);
+            if step.per_call && ok {
+                let mut r = record(case, step, a.as_ref(), Status::Ok, calls);
+                r.case = format!("{}.call", step.id);
+                r.name = format!("{}, per call", step.name);
+                out.push(r);
+            }
         }
     }
 }
@@ -155,74 +187,69 @@ fn exec_op(ns: &Netns, a: &dyn Adapter, op: &Op, limit: Duration) -> Result<Stri
 
 /// Repetitions of one step: (status, per-repetition seconds, per-process
 /// seconds).
-fn measure(ns: &Netns, a: &dyn Adapter, step: &Step, o: &Opts) -> (Status, Vec<f64>, Vec<f64>) {
-    let (mut samples, mut calls) = (Vec::new(), Vec::new());
-    for rep in 0..o.reps.max(1) {
-        let Some(cmds) = a.commands(&(step.op)(rep)) else {
-            return (Status::NoForm, samples, calls);
-        };
-        let mut staged = Vec::with_capacity(cmds.len());
-        for (i, c) in cmds.iter().enumerate() {
-            staged.push(match &c.stdin {
-                Some(t) => match ns.stage(&i.to_string(), t.as_bytes()) {
-                    Ok(p) => Some(p),
-                    Err(e) => return (Status::Fail(format!("staging: {e}")), samples, calls),
-                },
-                None => None,
-            });
+/// Repetition `rep` of `step` with one adapter: its commands timed (each
+/// one's time pushed to `calls`), its effect verified on the first
+/// repetition, then its undo (untimed). The total time, or the status that
+/// ends the step for this adapter.
+fn measure_rep(
+    ns: &Netns,
+    a: &dyn Adapter,
+    step: &Step,
+    o: &Opts,
+    rep: usize,
+    calls: &mut Vec<f64>,
+) -> Result<f64, Status> {
+    let Some(cmds) = a.commands(&(step.op)(rep)) else {
+        return Err(Status::NoForm);
+    };
+    let mut staged = Vec::with_capacity(cmds.len());
+    for (i, c) in cmds.iter().enumerate() {
+        staged.push(match &c.stdin {
+            Some(t) => Some(
+                ns.stage(&i.to_string(), t.as_bytes())
+                    .map_err(|e| Status::Fail(format!("staging: {e}")))?,
+            ),
+            None => None,
+        });
+    }
+    let mut total = Duration::ZERO;
+    let mut last = String::new();
+    for (c, stdin) in cmds.iter().zip(&staged) {
+        let left = o.limit.saturating_sub(total);
+        if left.is_zero() {
+            return Err(Status::Timeout(o.limit.as_secs_f64()));
         }
-        let mut total = Duration::ZERO;
-        let mut last = String::new();
-        for (c, stdin) in cmds.iter().zip(&staged) {
-            let left = o.limit.saturating_sub(total);
-            if left.is_zero() {
-                return (Status::Timeout(o.limit.as_secs_f64()), samples, calls);
+        match a.exec(ns, c, stdin.as_deref(), left) {
+            Ok(r) if r.status.success() => {
+                total += r.elapsed;
+                calls.push(r.elapsed.as_secs_f64());
+                last = r.stdout;
             }
-            match a.exec(ns, c, stdin.as_deref(), left) {
-                Ok(r) if r.status.success() => {
-                    total += r.elapsed;
-                    calls.push(r.elapsed.as_secs_f64());
-                    last = r.stdout;
-                }
-                Ok(r) => {
-                    return (
-                        Status::Fail(why(&c.argv, r.status.code(), &r.stderr)),
-                        samples,
-                        calls,
-                    )
-                }
-                Err(RunError::TimedOut(_)) => {
-                    return (Status::Timeout(o.limit.as_secs_f64()), samples, calls)
-                }
-                Err(e) => return (Status::Fail(e.to_string()), samples, calls),
-            }
-        }
-        samples.push(total.as_secs_f64());
-        if rep == 0 {
-            match verify(ns, a, &step.checks, &last, o.setup_limit.min(VERIFY_LIMIT)) {
-                Ok(()) => {}
-                // A listing of millions of rules (nft, iptables-nft at the
-                // largest sizes) can take many minutes by itself: past the
-                // cap the step stands unverified, said on stderr, rather
-                // than holding the whole run.
-                Err(Unverified::TooSlow) => eprintln!(
-                    "note: {} {}: verification listing took over {} s; step not verified",
-                    step.name,
-                    a.name(),
-                    VERIFY_LIMIT.as_secs()
-                ),
-                Err(Unverified::Failed(e)) => {
-                    return (Status::Fail(format!("verify: {e}")), samples, calls)
-                }
-            }
-        }
-        if let Some(u) = &step.undo {
-            if let Err(e) = exec_op(ns, a, &u(rep), o.setup_limit) {
-                return (Status::Fail(format!("undo: {e}")), samples, calls);
-            }
+            Ok(r) => return Err(Status::Fail(why(&c.argv, r.status.code(), &r.stderr))),
+            Err(RunError::TimedOut(_)) => return Err(Status::Timeout(o.limit.as_secs_f64())),
+            Err(e) => return Err(Status::Fail(e.to_string())),
         }
     }
-    (Status::Ok, samples, calls)
+    if rep == 0 {
+        match verify(ns, a, &step.checks, &last, o.setup_limit.min(VERIFY_LIMIT)) {
+            Ok(()) => {}
+            // A listing of millions of rules (nft, iptables-nft at the
+            // largest sizes) can take many minutes by itself: past the cap
+            // the step stands unverified, said on stderr, rather than
+            // holding the whole run.
+            Err(Unverified::TooSlow) => eprintln!(
+                "note: {} {}: verification listing took over {} s; step not verified",
+                step.name,
+                a.name(),
+                VERIFY_LIMIT.as_secs()
+            ),
+            Err(Unverified::Failed(e)) => return Err(Status::Fail(format!("verify: {e}"))),
+        }
+    }
+    if let Some(u) = &step.undo {
+        exec_op(ns, a, &u(rep), o.setup_limit).map_err(|e| Status::Fail(format!("undo: {e}")))?;
+    }
+    Ok(total.as_secs_f64())
 }
 
 /// Longest a verification listing may take (see [`measure`]).
@@ -348,6 +375,7 @@ mod tests {
                     Step::new("n", "new", move |_| Op::NewChain(f, "Y".into()))
                         .check(Check::Rules(f, "X".into(), 1)),
                 ],
+                reps: 2,
             };
         let o = Opts {
             reps: 2,

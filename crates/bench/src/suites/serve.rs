@@ -8,10 +8,12 @@
 //!   p50/p99 latency. Baseline: C concurrent `iptables-nft -w -A`
 //!   processes into the same kind of chain.
 //! - **single operation**: one API client on a 1 000-rule ruleset,
-//!   alternating append and delete by spec; p50/p99.
+//!   alternating append and delete by spec; p50/p99, and the kernel floor
+//!   of the same append and delete.
 //! - **one process per rule**: `nfkeeper iptables -A` processes through
-//!   the daemon, in direct mode, and `iptables-nft -w -A`, onto 3 000
-//!   rules; median per call.
+//!   the daemon, in direct mode, and `iptables-nft -w -A`, onto chains of
+//!   1 000, 3 000 and 100 000 [10 000] rules; median per call, and beyond
+//!   the kernel floor (one in-process commit of the same append).
 //! - **memory**: the daemon's resident set after loading R = 1 000 000
 //!   [100 000] rules in 1 000 chains, and its load time.
 //!
@@ -31,6 +33,8 @@ struct Sizes {
     appends: usize,
     single_ops: usize,
     calls: usize,
+    /// Chain lengths of the one-process-per-rule case.
+    process_sizes: Vec<usize>,
     memory_rules: usize,
 }
 
@@ -254,6 +258,96 @@ fn per_call(ns: &Netns, argv0: &[&str], env: &[(&str, &str)], calls: usize) -> R
     Ok(pct(&mut v, 0.5))
 }
 
+/// The kernel's own cost of the append these cases measure: median µs of
+/// committing one CF-shaped rule at the end of `chain` (table
+/// `nfkeeper_filter`, as nfkeeper lays it out) and of deleting it again by
+/// handle, `reps` times, from a thread inside `ns` on this crate's netlink
+/// codec — no process start, no reading, no model. What a write costs beyond
+/// this is nfkeeper's (or the other tool's) own.
+fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64), String> {
+    use nft::batch::Placement;
+    use nft::expr::{base, reg};
+    use nft::{Expr, Family, Rule, Socket, Verdict};
+    let f = std::fs::File::open(ns_path(ns)).map_err(|e| e.to_string())?;
+    let chain = chain.to_string();
+    std::thread::spawn(move || -> Result<(f64, f64), String> {
+        // SAFETY: setns on a descriptor we own; it changes only this
+        // thread's network namespace, and the thread ends here.
+        if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(format!("setns: {}", std::io::Error::last_os_error()));
+        }
+        let mut s = Socket::open().map_err(|e| e.to_string())?;
+        let (mut add, mut del) = (Vec::new(), Vec::new());
+        for i in 0..reps {
+            let a = [10u8, 250, (i >> 8) as u8, i as u8];
+            let rule = Rule {
+                userdata: Some(
+                    format!(
+                        "-A {chain} -s {}.{}.{}.{}/32 -p tcp -m tcp --dport 8080 -j ACCEPT",
+                        a[0], a[1], a[2], a[3]
+                    )
+                    .into_bytes(),
+                ),
+                ..Rule::new(
+                    Family::Ipv4,
+                    "nfkeeper_filter",
+                    &chain,
+                    vec![
+                        Expr::Payload {
+                            dreg: reg::R1,
+                            base: base::NETWORK,
+                            offset: 12,
+                            len: 4,
+                        },
+                        Expr::cmp_eq(&a),
+                        Expr::Payload {
+                            dreg: reg::R1,
+                            base: base::NETWORK,
+                            offset: 9,
+                            len: 1,
+                        },
+                        Expr::cmp_eq(&[6]),
+                        Expr::Payload {
+                            dreg: reg::R1,
+                            base: base::TRANSPORT,
+                            offset: 2,
+                            len: 2,
+                        },
+                        Expr::cmp_eq(&8080u16.to_be_bytes()),
+                        Expr::counter(),
+                        Expr::verdict(Verdict::Accept),
+                    ],
+                )
+            };
+            let mut b = s.batch(None);
+            b.add_rule(&rule, Placement::Append, true, 0);
+            let t = Instant::now();
+            let rep = s.commit(&mut b).map_err(|e| e.to_string())?;
+            add.push(t.elapsed().as_secs_f64() * 1e6);
+            let h = rep
+                .outcome
+                .echoes
+                .first()
+                .and_then(|e| e.handle)
+                .ok_or_else(|| format!("floor append refused: {:?}", rep.outcome.errors))?;
+            let mut b = s.batch(None);
+            b.delete(
+                &Rule::key(Family::Ipv4, "nfkeeper_filter", &chain, Some(h)),
+                0,
+            );
+            let t = Instant::now();
+            let rep = s.commit(&mut b).map_err(|e| e.to_string())?;
+            del.push(t.elapsed().as_secs_f64() * 1e6);
+            if !rep.outcome.is_ok() {
+                return Err(format!("floor delete refused: {:?}", rep.outcome.errors));
+            }
+        }
+        Ok((pct(&mut add, 0.5), pct(&mut del, 0.5)))
+    })
+    .join()
+    .map_err(|_| "floor thread panicked".to_string())?
+}
+
 fn have(tool: &str) -> bool {
     Command::new(tool)
         .arg("--version")
@@ -285,6 +379,7 @@ pub fn main(args: &[String]) -> i32 {
             appends: 640,
             single_ops: 1000,
             calls: 100,
+            process_sizes: vec![1000, 3000, 10_000],
             memory_rules: 100_000,
         }
     } else {
@@ -293,10 +388,24 @@ pub fn main(args: &[String]) -> i32 {
             appends: 3200,
             single_ops: 2000,
             calls: 200,
+            process_sizes: vec![1000, 3000, 100_000],
             memory_rules: 1_000_000,
         }
     };
-    match run(&sz) {
+    let cases: Vec<String> = match args.iter().position(|a| a == "--case") {
+        Some(i) => match args.get(i + 1) {
+            Some(v) => v.split(',').map(String::from).collect(),
+            None => {
+                eprintln!(
+                    "nfkeeper bench daemon: --case needs a list ({})",
+                    CASES.join(",")
+                );
+                return 2;
+            }
+        },
+        None => CASES.iter().map(|c| c.to_string()).collect(),
+    };
+    match run(&sz, &cases) {
         Ok(md) => {
             let md = format!(
                 "{md}\nCommand: `nfkeeper bench daemon{}`; load average at the end {}.\n",
@@ -324,8 +433,30 @@ fn ns() -> Result<Netns, String> {
     Netns::new().map_err(|e| e.to_string())
 }
 
-fn run(sz: &Sizes) -> Result<String, String> {
+/// The cases, in report order; `--case` picks some.
+pub const CASES: [&str; 4] = ["concurrent", "single", "process", "memory"];
+
+fn run(sz: &Sizes, cases: &[String]) -> Result<String, String> {
     let mut md = String::new();
+    for c in cases {
+        match c.as_str() {
+            "concurrent" => concurrent(sz, &mut md)?,
+            "single" => single(sz, &mut md)?,
+            "process" => process(sz, &mut md)?,
+            "memory" => memory(sz, &mut md)?,
+            other => {
+                return Err(format!(
+                    "unknown case `{other}' (cases: {})",
+                    CASES.join(", ")
+                ))
+            }
+        }
+    }
+    Ok(md)
+}
+
+/// Concurrent appends into a long chain: API clients vs iptables-nft processes.
+fn concurrent(sz: &Sizes, md: &mut String) -> Result<(), String> {
     let nft = have("iptables-nft");
     // Concurrent appends into a long chain.
     let _ = writeln!(
@@ -363,6 +494,11 @@ fn run(sz: &Sizes) -> Result<String, String> {
             base.map_or("n/a".into(), |b| format!("{:.1}×", rate / b))
         );
     }
+    Ok(())
+}
+
+/// One operation at a time on a small ruleset.
+fn single(sz: &Sizes, md: &mut String) -> Result<(), String> {
     // One operation at a time on a small ruleset.
     {
         let n = ns()?;
@@ -375,37 +511,58 @@ fn run(sz: &Sizes) -> Result<String, String> {
                 "iptables-restore",
             ],
         )?;
+        let (fa, fd) = kernel_floor(&n, "X", 101)?;
         let d = Daemon::start(&n)?;
         let mut c = proto::client::Client::connect(&d.sock).map_err(|e| e.to_string())?;
-        let mut lat = Vec::new();
+        let (mut lat, mut add, mut del) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..sz.single_ops / 2 {
             let r = rule(300, i);
             let w: Vec<&str> = r.iter().map(String::as_str).collect();
-            for op in [
+            for (k, op) in [
                 proto::Op::append("filter", "X", &w),
                 proto::Op::delete("filter", "X", &w),
-            ] {
+            ]
+            .into_iter()
+            .enumerate()
+            {
                 let t = Instant::now();
                 let res = c.apply(proto::Fam::V4, &[op]).map_err(|e| e.to_string())?;
-                lat.push(t.elapsed().as_secs_f64() * 1e6);
+                let us = t.elapsed().as_secs_f64() * 1e6;
+                lat.push(us);
+                [&mut add, &mut del][k].push(us);
                 if res.iter().any(|r| r.code != 0) {
                     return Err(format!("single op failed: {res:?}"));
                 }
             }
         }
+        let (pa, pd) = (pct(&mut add, 0.5), pct(&mut del, 0.5));
         let _ = writeln!(
             md,
-            "\n### One API operation at a time on a 1 000-rule ruleset ({} operations, append / delete by spec alternating)\n\np50 {:.0} µs, p99 {:.0} µs.",
+            "\n### One API operation at a time on a 1 000-rule ruleset ({} operations, append / delete by spec alternating)\n\np50 {:.0} µs, p99 {:.0} µs.\n\n| operation | p50 through the daemon | kernel floor (one commit, in-process) | daemon beyond the floor |\n|---|--:|--:|--:|\n| append | {pa:.0} µs | {fa:.0} µs | {:.0} µs |\n| delete by spec | {pd:.0} µs | {fd:.0} µs (by handle) | {:.0} µs |",
             lat.len(),
             pct(&mut lat, 0.5),
-            pct(&mut lat, 0.99)
+            pct(&mut lat, 0.99),
+            pa - fa,
+            pd - fd
         );
     }
-    // One process per rule.
-    {
-        let bin = super::adapters::nfkeeper_bin();
+    Ok(())
+}
+
+/// One process per rule: through the daemon, direct, iptables-nft.
+fn process(sz: &Sizes, md: &mut String) -> Result<(), String> {
+    let nft = have("iptables-nft");
+    let bin = super::adapters::nfkeeper_bin();
+    let _ = writeln!(
+        md,
+        "\n### One process per rule onto N rules (median of {} calls each)\n\nThe kernel floor is one commit of the same append from an in-process netlink socket (no process start, no reading): the kernel's own cost, which grows with the chain because every commit rebuilds it. \"Beyond\" is a call's time minus that floor.\n\n| N | kernel floor | nfkeeper via daemon | beyond floor | nfkeeper direct | beyond floor | iptables-nft | beyond floor | iptables-nft ÷ daemon |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        sz.calls
+    );
+    for &rules in &sz.process_sizes {
         let n = ns()?;
-        preload(&n, &chain_x(3000), &[&bin, "--direct", "iptables-restore"])?;
+        preload(&n, &chain_x(rules), &[&bin, "--direct", "iptables-restore"])?;
+        let (floor, _) = kernel_floor(&n, "X", 21)?;
+        let floor = floor / 1e6;
         let d = Daemon::start(&n)?;
         let sock = d.sock.to_string_lossy().into_owned();
         let via = per_call(
@@ -421,23 +578,33 @@ fn run(sz: &Sizes) -> Result<String, String> {
             &[("NFKEEPER_MODE", "direct")],
             sz.calls,
         )?;
+        drop(n);
         let base = if nft {
             let n2 = ns()?;
-            preload(&n2, &chain_x(3000), &["iptables-nft-restore"])?;
+            preload(&n2, &chain_x(rules), &["iptables-nft-restore"])?;
             Some(per_call(&n2, &["iptables-nft"], &[], sz.calls)?)
         } else {
             None
         };
+        let ms = |v: f64| format!("{:.2} ms", v * 1e3);
         let _ = writeln!(
             md,
-            "\n### One process per rule onto 3 000 rules (median of {} calls)\n\n| nfkeeper via daemon | nfkeeper direct | iptables-nft | iptables-nft ÷ daemon |\n|--:|--:|--:|--:|\n| {:.2} ms | {:.2} ms | {} | {} |",
-            sz.calls,
-            via * 1e3,
-            direct * 1e3,
-            base.map_or("n/a".into(), |b| format!("{:.2} ms", b * 1e3)),
+            "| {rules} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            ms(floor),
+            ms(via),
+            ms(via - floor),
+            ms(direct),
+            ms(direct - floor),
+            base.map_or("n/a".into(), ms),
+            base.map_or("n/a".into(), |b| ms(b - floor)),
             base.map_or("n/a".into(), |b| format!("{:.2}×", b / via))
         );
     }
+    Ok(())
+}
+
+/// The daemon's resident set with many rules loaded.
+fn memory(sz: &Sizes, md: &mut String) -> Result<(), String> {
     // Memory.
     {
         let n = ns()?;
@@ -478,5 +645,5 @@ fn run(sz: &Sizes) -> Result<String, String> {
             d.rss_mb() * 1048576.0 / sz.memory_rules as f64
         );
     }
-    Ok(md)
+    Ok(())
 }

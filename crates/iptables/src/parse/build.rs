@@ -222,10 +222,13 @@ impl State<'_> {
                 }
             },
         };
-        let matches: Vec<Match> = std::mem::take(&mut self.matches)
-            .into_iter()
-            .map(|l| l.ext)
-            .collect();
+        // An exact-capacity Vec: `collect()` here would reuse the parse
+        // state's allocation in place (its elements are larger than a
+        // `Match`), keeping ~4x the bytes alive for the rule's lifetime
+        // (measured: 768 instead of 192 bytes per one-match rule).
+        let parsed = std::mem::take(&mut self.matches);
+        let mut matches: Vec<Match> = Vec::with_capacity(parsed.len());
+        matches.extend(parsed.into_iter().map(|l| l.ext));
         // `-i +` / `-o +` match everything and are dropped unless inverted.
         let any = Iface::new("+").unwrap_or_default();
         let mut invflags = self.invflags;

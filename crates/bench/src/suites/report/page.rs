@@ -29,10 +29,13 @@ fn text(s: impl Into<String>) -> Span {
 
 fn how_to_read(refn: &str) -> String {
     format!(
-        "Every case runs in a fresh network namespace; its setup is not timed and the \
-         measured step is repeated. A cell shows the median and, in brackets, the \
+        "Every case runs in a fresh network namespace per tool; its setup is not timed \
+         and the measured step is repeated, the tools taking turns repetition by \
+         repetition. A cell shows the median and, in brackets, the \
          fastest and slowest repetition (the packet suite shows rates, higher is \
-         better). A ratio column divides the baseline's median time by {refn}'s: \
+         better). A ratio column divides the baseline's fastest repetition by {refn}'s \
+         (noise only adds time, so the fastest is the steadiest estimate of a tool's own \
+         cost): \
          above 1 {refn} is faster (2.00× = half the time), below 1 slower; for rates \
          it is {refn}'s rate over the baseline's, so above 1 still means {refn} is \
          faster. FAIL means the command failed or its effect was missing and never \
@@ -68,8 +71,15 @@ fn outline(m: &Machine, records: &[Record], adapters: &[String], figures: &[Figu
     rows.push([
         "run".into(),
         format!(
-            "{} repetitions, limit {} s per step, wall time {:.0} s",
-            m.run.reps, m.run.limit, m.run.wall
+            "{} repetitions, limit {} s per step, wall time {:.0} s{}",
+            m.run.reps,
+            m.run.limit,
+            m.run.wall,
+            if m.run.rcu_expedited {
+                ", RCU grace periods expedited for the run"
+            } else {
+                ""
+            }
         ),
     ]);
     rows.push([
