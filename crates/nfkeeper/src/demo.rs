@@ -141,8 +141,9 @@ pub fn demo(args: &[String]) -> i32 {
     let mut code = 0;
     for (suite, extra) in [("cf", &[][..]), ("ruleset", &["--sizes", "1000"][..])] {
         // The demo changes nothing on the host, the kernel's RCU setting
-        // included (the bench command expedites it for steadier times).
-        let mut argv: Vec<String> = ["--suite", suite, "--quick", "--rcu-default"]
+        // included (the bench command expedites it for steadier times);
+        // 3 repetitions everywhere keep it under 2 minutes.
+        let mut argv: Vec<String> = ["--suite", suite, "--quick", "--rcu-default", "--reps", "3"]
             .iter()
             .chain(extra)
             .map(|s| s.to_string())
