@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use nft::batch::Placement;
 use nft::chain::{hook, POLICY_ACCEPT};
-use nft::expr::{base, reg};
+use nft::expr::base;
 use nft::{Chain, Expr, Family, Rule, Set, SetElem, SetElems, Socket, Table, Verdict};
 
 const F: Family = Family::Ipv4;
@@ -61,12 +61,7 @@ fn rule(chain: &str, i: u32) -> Rule {
             "t",
             chain,
             vec![
-                Expr::Payload {
-                    dreg: reg::R1,
-                    base: base::NETWORK,
-                    offset: 12,
-                    len: 4,
-                },
+                Expr::load(base::NETWORK, 12, 4),
                 Expr::cmp_eq(&(0x0a00_0000 | i).to_be_bytes()),
                 Expr::counter(),
                 Expr::verdict(Verdict::Accept),

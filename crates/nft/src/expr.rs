@@ -712,6 +712,16 @@ impl Expr {
             data: Data::Verdict(v),
         }
     }
+    /// `payload load` of `len` bytes at `offset` of header `base` into
+    /// register 1 (what [`Expr::cmp_eq`] compares).
+    pub fn load(base: u32, offset: u32, len: u32) -> Expr {
+        Expr::Payload {
+            dreg: reg::R1,
+            base,
+            offset,
+            len,
+        }
+    }
     /// `cmp eq` of register 1 against `data`.
     pub fn cmp_eq(data: &[u8]) -> Expr {
         Expr::Cmp {

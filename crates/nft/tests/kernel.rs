@@ -25,12 +25,7 @@ fn saddr_rule(chain: &str, addr: [u8; 4], verdict: Verdict, userdata: &[u8]) -> 
             "nfk",
             chain,
             vec![
-                Expr::Payload {
-                    dreg: reg::R1,
-                    base: base::NETWORK,
-                    offset: 12,
-                    len: 4,
-                },
+                Expr::load(base::NETWORK, 12, 4),
                 Expr::Cmp {
                     sreg: reg::R1,
                     op: CmpOp::Eq,
@@ -41,12 +36,7 @@ fn saddr_rule(chain: &str, addr: [u8; 4], verdict: Verdict, userdata: &[u8]) -> 
                     dreg: reg::R1,
                 },
                 Expr::cmp_eq(&[6]),
-                Expr::Payload {
-                    dreg: reg::R1,
-                    base: base::TRANSPORT,
-                    offset: 2,
-                    len: 2,
-                },
+                Expr::load(base::TRANSPORT, 2, 2),
                 Expr::cmp_eq(&22u16.to_be_bytes()),
                 Expr::counter(),
                 Expr::verdict(verdict),
@@ -283,12 +273,7 @@ fn sets_maps_and_elements() {
         b.add(&SetElems::new(F, "nfk", "pairs", vec![pair.clone()]), 6);
         let lookup = |set: &str, dreg| Rule {
             exprs: vec![
-                Expr::Payload {
-                    dreg: reg::R1,
-                    base: base::NETWORK,
-                    offset: 12,
-                    len: 4,
-                },
+                Expr::load(base::NETWORK, 12, 4),
                 Expr::Lookup {
                     set: set.into(),
                     set_id: None,

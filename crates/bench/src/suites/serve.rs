@@ -266,7 +266,7 @@ fn per_call(ns: &Netns, argv0: &[&str], env: &[(&str, &str)], calls: usize) -> R
 /// this is nfkeeper's (or the other tool's) own.
 fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64), String> {
     use nft::batch::Placement;
-    use nft::expr::{base, reg};
+    use nft::expr::base;
     use nft::{Expr, Family, Rule, Socket, Verdict};
     let f = std::fs::File::open(ns_path(ns)).map_err(|e| e.to_string())?;
     let chain = chain.to_string();
@@ -293,26 +293,11 @@ fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64), Stri
                     "nfkeeper_filter",
                     &chain,
                     vec![
-                        Expr::Payload {
-                            dreg: reg::R1,
-                            base: base::NETWORK,
-                            offset: 12,
-                            len: 4,
-                        },
+                        Expr::load(base::NETWORK, 12, 4),
                         Expr::cmp_eq(&a),
-                        Expr::Payload {
-                            dreg: reg::R1,
-                            base: base::NETWORK,
-                            offset: 9,
-                            len: 1,
-                        },
+                        Expr::load(base::NETWORK, 9, 1),
                         Expr::cmp_eq(&[6]),
-                        Expr::Payload {
-                            dreg: reg::R1,
-                            base: base::TRANSPORT,
-                            offset: 2,
-                            len: 2,
-                        },
+                        Expr::load(base::TRANSPORT, 2, 2),
                         Expr::cmp_eq(&8080u16.to_be_bytes()),
                         Expr::counter(),
                         Expr::verdict(Verdict::Accept),

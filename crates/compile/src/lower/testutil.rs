@@ -66,12 +66,7 @@ pub fn run_inv_proto(
 }
 
 pub fn load(b: u32, offset: u32, len: u32) -> Expr {
-    Expr::Payload {
-        dreg: reg::R1,
-        base: b,
-        offset,
-        len,
-    }
+    Expr::load(b, offset, len)
 }
 pub fn th(offset: u32, len: u32) -> Expr {
     load(base::TRANSPORT, offset, len)
