@@ -303,10 +303,14 @@ impl Netns {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(leaves.iter().cloned());
+        // Registered under the lock it is spawned under: the signal
+        // thread (which kills every registered child before exiting) can't
+        // run between the spawn and the registration and leave a daemon
+        // behind.
+        let mut registry = CHILDREN.lock().unwrap_or_else(|e| e.into_inner());
         let child = cmd.spawn()?;
-        if let Ok(mut c) = CHILDREN.lock() {
-            c.push(child.id());
-        }
+        registry.push(child.id());
+        drop(registry);
         self.services
             .lock()
             .unwrap_or_else(|e| e.into_inner())

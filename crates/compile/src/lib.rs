@@ -5,7 +5,8 @@
 //! priorities (`layout`), the userdata that lets a rule be rebuilt from the
 //! kernel alone (`userdata`), and the native expressions of every supported
 //! match and target (`lower`). What it is not: it does no I/O (the `nft`
-//! crate sends what this produces) and plans no transactions yet.
+//! crate sends what this produces) and plans no transactions (the keeper does).
+//! `runs` compiles runs of similar rules into set lookups and verdict maps.
 //!
 //! A match or target that has no native nftables form is rejected with
 //! [`LowerError::NotNative`], never approximated (nothing goes through the
@@ -13,6 +14,7 @@
 
 pub mod layout;
 pub mod lower;
+pub mod runs;
 pub mod userdata;
 
 pub use lower::{lower_rule, rebase_lookups, AnonSet, LowerError, Lowered};

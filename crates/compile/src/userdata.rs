@@ -22,6 +22,13 @@ pub const ID: u8 = 0xc0;
 pub const TEXT: u8 = 0xc1;
 /// nfkeeper: the text continues outside the rule; u32 big-endian total length.
 pub const TEXT_CONTINUED: u8 = 0xc2;
+/// nfkeeper: this kernel rule is a compiled run (see `crate::runs`); its
+/// logical rules are the elements of the named set, each with its own
+/// id/text userdata. Value: the key kind (one byte, [`run_key_byte`], with
+/// [`RUN_MAP`] set for a verdict map) then the set name.
+pub const RUN: u8 = 0xc3;
+/// In the key byte of [`RUN`]: the run is a verdict map.
+pub const RUN_MAP: u8 = 0x80;
 
 /// Encoded userdata and the part of the text that did not fit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +46,10 @@ pub struct Decoded {
     /// Total text length when the text continues elsewhere.
     pub continued: Option<u32>,
     pub comment: Option<String>,
+    /// A run rule: (key kind byte, set name).
+    pub run: Option<(u8, String)>,
+    /// Some `TEXT` was present (a run rule's shape may be empty text).
+    pub has_text: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,6 +111,55 @@ pub fn encode(id: RuleId, text: &str, comment: Option<&str>) -> Encoded {
     }
 }
 
+/// Userdata of a run rule: the key kind and set name, and — when it fits
+/// in the kernel's 256 bytes — the shape every member shares as canonical
+/// text (the rule without its key; without its target for a verdict map),
+/// so an append can join the run without reading its members.
+pub fn encode_run(key: crate::runs::KeyKind, map: bool, set: &str, shape: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(1 + set.len());
+    v.push(run_key_byte(key) | if map { RUN_MAP } else { 0 });
+    v.extend_from_slice(set.as_bytes());
+    let mut out = Vec::with_capacity(MAX);
+    tlv(&mut out, RUN, &v);
+    let chunks = shape.len().div_ceil(255).max(1);
+    if out.len() + shape.len() + 2 * chunks <= MAX {
+        for c in shape.as_bytes().chunks(255) {
+            tlv(&mut out, TEXT, c);
+        }
+        if shape.is_empty() {
+            tlv(&mut out, TEXT, &[]);
+        }
+    }
+    out
+}
+
+/// The byte a key kind is stored as in [`RUN`].
+pub fn run_key_byte(k: crate::runs::KeyKind) -> u8 {
+    use crate::runs::KeyKind::*;
+    match k {
+        Src => 1,
+        Dst => 2,
+        Dport => 3,
+        Iif => 4,
+    }
+}
+
+/// The key kind of a [`RUN`] byte and whether the run is a verdict map.
+pub fn run_key(b: u8) -> Option<(crate::runs::KeyKind, bool)> {
+    use crate::runs::KeyKind::*;
+    let map = b & RUN_MAP != 0;
+    Some((
+        match b & !RUN_MAP {
+            1 => Src,
+            2 => Dst,
+            3 => Dport,
+            4 => Iif,
+            _ => return None,
+        },
+        map,
+    ))
+}
+
 /// Decode userdata written by [`encode`] (unknown TLV types are skipped, so
 /// userdata from other tools decodes to no id and no text).
 pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
@@ -120,7 +180,14 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
                 b.copy_from_slice(v);
                 d.id = Some(RuleId(u64::from_be_bytes(b)));
             }
-            TEXT => text.extend_from_slice(v),
+            TEXT => {
+                text.extend_from_slice(v);
+                d.has_text = true;
+            }
+            RUN if len >= 1 => {
+                let name = String::from_utf8(v[1..].to_vec()).map_err(|_| DecodeError::BadUtf8)?;
+                d.run = Some((v[0], name));
+            }
             TEXT_CONTINUED if len == 4 => {
                 d.continued = Some(u32::from_be_bytes([v[0], v[1], v[2], v[3]]));
             }
@@ -173,6 +240,36 @@ mod tests {
         assert_eq!(decode(&[ID, 8, 1]), Err(DecodeError::Truncated));
         assert_eq!(decode(&[TEXT]), Err(DecodeError::Truncated));
         assert_eq!(decode(&[TEXT, 1, 0xff]), Err(DecodeError::BadUtf8));
+    }
+
+    #[test]
+    fn run_rules_name_their_set_and_key() {
+        for k in crate::runs::KeyKind::ALL {
+            for map in [false, true] {
+                let d = decode(&encode_run(k, map, "__nfk_run7", " -j ACCEPT")).unwrap();
+                let (b, name) = d.run.unwrap();
+                assert_eq!((run_key(b), name.as_str()), (Some((k, map)), "__nfk_run7"));
+                assert_eq!((d.id, d.text.as_str()), (None, " -j ACCEPT"));
+            }
+        }
+        // A shape too long for the userdata is left out (appends then do
+        // not join the run).
+        let long = "x".repeat(300);
+        let e = encode_run(crate::runs::KeyKind::Src, false, "__nfk_run7", &long);
+        assert!(e.len() <= MAX);
+        let d = decode(&e).unwrap();
+        assert_eq!((d.text.as_str(), d.has_text), ("", false));
+        // An empty shape (a map run of bare `-s ADDR -j VERDICT` rules) is
+        // there, and empty.
+        let d = decode(&encode_run(
+            crate::runs::KeyKind::Src,
+            true,
+            "__nfk_run7",
+            "",
+        ))
+        .unwrap();
+        assert_eq!((d.text.as_str(), d.has_text), ("", true));
+        assert_eq!(run_key(0), None);
     }
 }
 

@@ -32,6 +32,10 @@ impl FamState {
     fn new(family: Family) -> FamState {
         let mut ap = KernelApply::new(family, nft::Batch::new(0, None));
         ap.echo = true;
+        // Runs compiled into sets (opt-in, see keeper::session::compile_runs):
+        // restores compile them, appends join them from the whole model.
+        ap.compile = keeper::session::compile_runs();
+        ap.model_tails = true;
         FamState {
             family,
             tables: HashMap::new(),
@@ -76,6 +80,8 @@ impl FamState {
         for (id, n) in snap.overflow {
             ap.overflow.insert((kind, id), n);
         }
+        // Compiled runs (keeper::runs): their members are set elements.
+        ap.remember_runs(kind, &snap.runs);
         self.foreign.insert(kind, snap.foreign);
         self.tables.insert(kind, snap.table);
     }

@@ -478,7 +478,13 @@ fn restore(sh: &Shared, sock: &mut Socket, w: Write) {
         let t = std::mem::replace(fs.table_mut(*k), ruleset::Table::new(w.family, *k));
         rs.replace_table(t);
     }
-    let r = restore_with(&mut rs, input, &o, &mut fs.ap);
+    let mut r = restore_with(&mut rs, input, &o, &mut fs.ap);
+    if r.is_ok() && !o.test {
+        // Appends the restore deferred, runs compiled (keeper::runs).
+        if let Err(err) = fs.ap.finish(&rs) {
+            r = Err(iptables::exec::RestoreError { line: 0, err });
+        }
+    }
     for k in &kinds {
         let t = std::mem::replace(
             rs.table_mut(w.family, *k),

@@ -10,6 +10,7 @@
 
 pub mod plan;
 pub mod read;
+pub mod runs;
 pub mod save;
 pub mod scope;
 pub mod session;

@@ -7,6 +7,8 @@
 //! batch), a chain flush, a chain add/delete/rename, a policy update. No
 //! chain is re-read or re-written to change one rule.
 
+use crate::runs::RunLoc;
+use compile::runs::RunOpts;
 use compile::userdata::{self, catalog};
 use compile::{layout, lower_rule, rebase_lookups};
 use iptables::exec::{execute_owned, Apply};
@@ -55,8 +57,31 @@ pub struct KernelApply {
     /// the model does not undo these, so an abandoned batch means those
     /// tables must be re-read.
     pub side_effects: HashSet<TableKind>,
+    /// Compile runs of similar rules into sets and verdict maps when a
+    /// restore replaces a table (see [`crate::runs`]); `None`: every
+    /// logical rule is its own kernel rule.
+    pub compile: Option<RunOpts>,
+    /// Runs in the kernel, by index (`None` once gone).
+    pub runs: Vec<Option<RunLoc>>,
+    /// The run each compiled logical rule is an element of.
+    pub members: HashMap<(TableKind, RuleId), u32>,
+    /// Tables this batch replaces (restore without --noflush).
+    pub(crate) fresh: HashSet<TableKind>,
+    /// Chains whose appends wait for [`KernelApply::finish`], in order.
+    pub(crate) deferred: Vec<(TableKind, String)>,
+    /// Ends of chains read for appends ([`crate::read::tail`]): appends to
+    /// them join or start runs.
+    pub tails: HashMap<(TableKind, String), crate::read::Tail>,
+    /// The model holds whole tables (the daemon): appends find the chain's
+    /// end in it instead of reading the kernel ([`KernelApply::compile`]
+    /// must be on too).
+    pub model_tails: bool,
+    /// This batch adds a rule to an existing run: the kernel refuses it
+    /// (EEXIST) when the rule's key is already in the run, and the caller
+    /// then appends it as a plain rule instead.
+    pub joined_run: bool,
     next_rule_id: u32,
-    next_set_id: u32,
+    pub(crate) next_set_id: u32,
 }
 
 /// An object a batch creates whose kernel handle is learnt from its echo.
@@ -64,6 +89,8 @@ pub struct KernelApply {
 pub enum Created {
     Rule(TableKind, RuleId),
     Chain(TableKind, String),
+    /// The kernel rule of run `runs[i]`.
+    Run(u32),
 }
 
 /// A point to roll a [`KernelApply`] back to (see [`KernelApply::mark`]).
@@ -107,8 +134,16 @@ impl KernelApply {
             created: Vec::new(),
             forgotten: Vec::new(),
             side_effects: HashSet::new(),
+            compile: None,
+            runs: Vec::new(),
+            members: HashMap::new(),
+            fresh: HashSet::new(),
+            deferred: Vec::new(),
+            tails: HashMap::new(),
+            model_tails: false,
+            joined_run: false,
             next_rule_id: 1,
-            next_set_id: 1,
+            next_set_id: first_set_id(),
         }
     }
 
@@ -118,6 +153,12 @@ impl KernelApply {
         self.created.clear();
         self.forgotten.clear();
         self.side_effects.clear();
+        // Per batch: which tables it replaces, what waits for `finish`,
+        // the chain ends read for it.
+        self.fresh.clear();
+        self.deferred.clear();
+        self.tails.clear();
+        self.joined_run = false;
     }
 
     /// Where the batch is now: a command that fails half-way is cut back to
@@ -165,6 +206,11 @@ impl KernelApply {
                 Created::Chain(k, name) => {
                     self.chain_handles.insert((*k, name.clone()), h);
                 }
+                Created::Run(i) => {
+                    if let Some(Some(r)) = self.runs.get_mut(*i as usize) {
+                        r.rule = Loc::Handle(h);
+                    }
+                }
             }
         }
         for key in std::mem::take(&mut self.forgotten) {
@@ -173,6 +219,16 @@ impl KernelApply {
         let missing = self.created.len() - learnt;
         self.created.clear();
         missing
+    }
+
+    pub(crate) fn alloc_set_id(&mut self) -> u32 {
+        self.next_set_id += 1;
+        self.next_set_id - 1
+    }
+
+    pub(crate) fn alloc_rule_id(&mut self) -> u32 {
+        self.next_rule_id += 1;
+        self.next_rule_id - 1
     }
 
     fn fam(&self) -> nft::Family {
@@ -219,7 +275,7 @@ impl KernelApply {
     }
 
     /// Forget a rule's overflow text (its catalog elements).
-    fn drop_overflow(&mut self, kind: TableKind, id: RuleId) {
+    pub(crate) fn drop_overflow(&mut self, kind: TableKind, id: RuleId) {
         if let Some(n) = self.overflow.remove(&(kind, id)) {
             self.side_effects.insert(kind);
             let es = self.catalog_elems(kind, id, n);
@@ -233,7 +289,7 @@ impl KernelApply {
 
     /// NEWRULE for the model rule `id` (body `rule`) in `chain`.
     #[allow(clippy::too_many_arguments)]
-    fn new_rule(
+    pub(crate) fn new_rule(
         &mut self,
         kind: TableKind,
         chain: &str,
@@ -260,31 +316,9 @@ impl KernelApply {
             self.batch.add(&es, self.tag);
         }
         self.next_set_id += lowered.sets.len() as u32;
-        let text_rule = rule;
-        let mut text = String::new();
-        save_rule_body(
-            &mut text,
-            self.family,
-            text_rule,
-            Counters::default(),
-            CounterStyle::None,
-        );
-        let comment = text_rule.matches.iter().find_map(|m| match m {
-            Match::Comment(c) => Some(c.text.as_str()),
-            _ => None,
-        });
-        let ud = userdata::encode(id, &text, comment);
-        if !ud.overflow.is_empty() {
-            let parts = catalog::chunks(&ud.overflow);
-            let mut es = self.catalog_elems(kind, id, parts.len() as u32);
-            for (e, p) in es.elems.iter_mut().zip(&parts) {
-                e.userdata = Some(catalog::value(p));
-            }
-            self.batch.add(&es, self.tag);
-            self.overflow.insert((kind, id), parts.len() as u32);
-        }
+        let ud = self.rule_userdata(kind, id, rule);
         let mut r = nft::Rule::new(fam, &tname, chain, exprs);
-        r.userdata = Some(ud.bytes);
+        r.userdata = Some(ud);
         let bid = self.next_rule_id;
         self.next_rule_id += 1;
         r.id = Some(bid);
@@ -305,6 +339,36 @@ impl KernelApply {
         }
         self.locs.insert((kind, id), Loc::New(bid));
         Ok(())
+    }
+
+    /// The userdata that lets logical rule `id` be rebuilt from the kernel
+    /// (id and canonical text; text beyond the kernel's limit goes to the
+    /// catalog set in the same batch). Used for kernel rules and for run
+    /// elements alike.
+    pub(crate) fn rule_userdata(&mut self, kind: TableKind, id: RuleId, rule: &Rule) -> Vec<u8> {
+        let mut text = String::new();
+        save_rule_body(
+            &mut text,
+            self.family,
+            rule,
+            Counters::default(),
+            CounterStyle::None,
+        );
+        let comment = rule.matches.iter().find_map(|m| match m {
+            Match::Comment(c) => Some(c.text.as_str()),
+            _ => None,
+        });
+        let ud = userdata::encode(id, &text, comment);
+        if !ud.overflow.is_empty() {
+            let parts = catalog::chunks(&ud.overflow);
+            let mut es = self.catalog_elems(kind, id, parts.len() as u32);
+            for (e, p) in es.elems.iter_mut().zip(&parts) {
+                e.userdata = Some(catalog::value(p));
+            }
+            self.batch.add(&es, self.tag);
+            self.overflow.insert((kind, id), parts.len() as u32);
+        }
+        ud.bytes
     }
 
     fn del_rule(&mut self, kind: TableKind, chain: &str, id: Option<RuleId>) {
@@ -359,7 +423,42 @@ impl KernelApply {
             return iptables::exec::execute(t, &p, out);
         }
         self.ensure_table(kind);
+        if !matches!(
+            p.command,
+            Command::Append(_) | Command::NewChain(_) | Command::Policy(..)
+        ) {
+            self.undefer(kind, t)?;
+        }
         match p.command.clone() {
+            Command::Append(chain) if self.defers(kind) => {
+                execute_owned(t, p, out)?;
+                self.defer(kind, &chain);
+            }
+            Command::Append(chain)
+                if self.tails.contains_key(&(kind, chain.clone()))
+                    || (self.model_tails && self.compile.is_some()) =>
+            {
+                if !self.tails.contains_key(&(kind, chain.clone())) {
+                    let tail = self.tail_from_model(kind, t, &chain);
+                    self.tails.insert((kind, chain.clone()), tail);
+                }
+                let before = t.chain(&chain).map(|c| c.len).unwrap_or(0);
+                execute_owned(t, p, out)?;
+                let after = t.chain(&chain).map(|c| c.len).unwrap_or(0);
+                let added: Vec<(RuleId, Rule, Counters)> = (before + 1..=after)
+                    .filter_map(|pos| t.rule_at(&chain, pos).ok())
+                    .map(|r| (r.id, r.body.clone(), r.counters))
+                    .collect();
+                for (id, r, c) in added {
+                    // An identical rule before it: the run may hold its key.
+                    let twin = self.model_tails
+                        && t.find_spec(&chain, &r)
+                            .ok()
+                            .flatten()
+                            .is_some_and(|(_, first)| first != id);
+                    self.append_to_tail(kind, &chain, (id, r, c), twin)?;
+                }
+            }
             Command::Append(chain) => {
                 let before = t.chain(&chain).map(|c| c.len).unwrap_or(0);
                 execute_owned(t, p, out)?;
@@ -377,8 +476,18 @@ impl KernelApply {
             Command::Insert(chain, n) => {
                 let k = p.rules.len();
                 let anchor = t.rule_at(&chain, n).ok().map(|r| r.id);
+                // In front of a run member: before the run's rule when it
+                // is the run's first member, else the run becomes plain
+                // rules first (crate::runs).
+                let mut in_front = None;
+                if let Some(ri) = anchor.and_then(|a| self.run_of(kind, a)) {
+                    match self.front_of_run(t, &chain, n, ri) {
+                        Some(l) => in_front = Some(l),
+                        None => self.explode(kind, t, ri, None)?,
+                    }
+                }
                 execute_owned(t, p, out)?;
-                let anchor_loc = anchor.and_then(|a| self.loc(kind, a));
+                let anchor_loc = in_front.or_else(|| anchor.and_then(|a| self.loc(kind, a)));
                 // New rules go, in model order, before the rule that was at
                 // n; with no such rule: at the kernel chain's head when n is
                 // 1 (its rules may not have been read), else at its end.
@@ -400,11 +509,22 @@ impl KernelApply {
             }
             Command::Replace(chain, n) => {
                 let old = t.rule_at(&chain, n).ok().map(|r| r.id);
+                let old_run = old.and_then(|o| self.run_of(kind, o));
                 execute_owned(t, p, out)?;
                 let (id, body, c) = t
                     .rule_at(&chain, n)
                     .map(|r| (r.id, r.body.clone(), r.counters))
                     .map_err(|e| Error::other(e.to_string()))?;
+                if let (Some(o), Some(ri)) = (old, old_run) {
+                    // A member's replacement is a plain rule in its place:
+                    // the run becomes plain rules around it.
+                    self.drop_overflow(kind, o);
+                    self.members.remove(&(kind, o));
+                    if o != id && self.echo {
+                        self.forgotten.push((kind, o));
+                    }
+                    return self.explode(kind, t, ri, Some(id));
+                }
                 let at = old.and_then(|o| self.loc(kind, o));
                 if let Some(o) = old {
                     self.drop_overflow(kind, o);
@@ -421,14 +541,26 @@ impl KernelApply {
                         rules: vec![r],
                         ..p.clone()
                     };
-                    execute_owned(t, one, out)?;
-                    self.del_rule(kind, &chain, id);
+                    execute_owned(t, one.clone(), out)?;
+                    let member = id.is_some_and(|i| self.del_member(kind, i, &one.rules[0]));
+                    if !member {
+                        self.del_rule(kind, &chain, id);
+                    }
                 }
             }
             Command::DeleteNum(chain, n) => {
-                let id = t.rule_at(&chain, n).ok().map(|r| r.id);
+                let at = t.rule_at(&chain, n).ok();
+                let id = at.as_ref().map(|r| r.id);
+                let member = at
+                    .filter(|r| self.run_of(kind, r.id).is_some())
+                    .map(|r| (r.id, r.body.clone()));
                 execute_owned(t, p, out)?;
-                self.del_rule(kind, &chain, id);
+                match member {
+                    Some((i, body)) => {
+                        self.del_member(kind, i, &body);
+                    }
+                    None => self.del_rule(kind, &chain, id),
+                }
             }
             Command::Flush(chain) => {
                 let chains: Vec<String> = match &chain {
@@ -443,9 +575,10 @@ impl KernelApply {
                         self.forgotten.push((kind, id));
                     }
                 }
-                for c in chains {
-                    self.flush_chain(kind, &c);
+                for c in &chains {
+                    self.flush_chain(kind, c);
                 }
+                self.drop_runs_in(kind, &chains);
             }
             Command::Zero { chain, num } => {
                 let chains: Vec<String> = match &chain {
@@ -499,8 +632,13 @@ impl KernelApply {
                 c.handle = Some(h);
                 self.batch.add(&c, self.tag);
                 self.side_effects.insert(kind);
-                self.chain_handles.remove(&(kind, old));
+                self.chain_handles.remove(&(kind, old.clone()));
                 self.chain_handles.insert((kind, new.clone()), h);
+                for r in self.runs.iter_mut().flatten() {
+                    if r.kind == kind && r.chain == old {
+                        r.chain = new.clone();
+                    }
+                }
                 // The kernel's jumps follow the chain object; referring
                 // rules keep the old name in their userdata text, and
                 // reading takes the target from the verdict (crate::read),
@@ -556,6 +694,13 @@ impl KernelApply {
                 None => ids,
             };
             for id in picked {
+                if self.run_of(kind, id).is_some() {
+                    if let Some((_, _, r)) = t.rule_by_id(id) {
+                        let body = r.body.clone();
+                        self.zero_member(kind, id, &body);
+                    }
+                    continue;
+                }
                 let Some(at @ Loc::Handle(_)) = self.loc(kind, id) else {
                     continue;
                 };
@@ -590,6 +735,14 @@ impl Apply for KernelApply {
             self.batch.delete(&nft::Table::new(fam, &tname), self.tag);
         }
         self.present.insert(kind);
+        self.fresh.insert(kind);
+        self.deferred.retain(|(k, _)| *k != kind);
+        for r in self.runs.iter_mut() {
+            if r.as_ref().is_some_and(|r| r.kind == kind) {
+                *r = None;
+            }
+        }
+        self.members.retain(|(k, _), _| *k != kind);
         self.locs.retain(|(k, _), _| *k != kind);
         self.chain_handles.retain(|(k, _), _| *k != kind);
         self.overflow.retain(|(k, _), _| *k != kind);
@@ -600,4 +753,15 @@ impl Apply for KernelApply {
     fn apply(&mut self, kind: TableKind, t: &mut Table<Rule>, p: Parsed) -> Result<(), Error> {
         self.run(kind, t, p, &mut String::new())
     }
+}
+
+/// First batch-local set id (ids also name anonymous sets, `__nfk_set<id>`):
+/// a different base per process, so a batch never creates an anonymous set
+/// under the name of one still bound to a rule it replaces.
+fn first_set_id() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let r = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    ((r as u32) & 0x3fff_ffff) | 1
 }

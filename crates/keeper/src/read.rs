@@ -29,6 +29,25 @@ pub struct Snapshot {
     /// Objects in our table that nfkeeper did not write (or cannot read),
     /// described for a warning.
     pub foreign: Vec<String>,
+    /// Compiled runs (see `crate::runs`) and their members, in order.
+    pub runs: Vec<RunSnap>,
+    /// The kernel's use count of each chain read (its rules plus the
+    /// references to it).
+    pub chain_uses: HashMap<String, u32>,
+}
+
+/// A compiled run as read from the kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSnap {
+    pub chain: String,
+    pub set: String,
+    pub key: compile::runs::KeyKind,
+    pub map: bool,
+    /// Handle of the run's kernel rule.
+    pub handle: u64,
+    pub members: Vec<RuleId>,
+    /// The members' shape, from the run rule's userdata (when it fit).
+    pub shape: Option<Rule>,
 }
 
 /// How much of a table a command needs.
@@ -101,6 +120,138 @@ impl Scope {
     }
 }
 
+/// First id for rules created after a partial read (the model holds only
+/// part of the table, so `max + 1` is unknown): microseconds since the
+/// epoch times 256 plus a random byte. Ids then grow with time across
+/// processes, which keeps members of a run (listed in id order, see
+/// `crate::runs`) in the order they were appended, and two processes in
+/// the same microsecond collide with odds 1/256 per id (rules of one run
+/// appended in the same microsecond by two processes: none in practice, as
+/// commits serialise and take longer). Below 2^61 until the year 2043.
+pub fn fresh_id_base() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let micros = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+    (micros << 8) | (random & 0xff) | 1
+}
+
+/// The end of a chain, as an append needs it to join a run or start one
+/// (see `crate::runs`).
+#[derive(Clone, Debug)]
+pub struct Tail {
+    /// The chain's kernel rules after its last run (all, if none), oldest
+    /// first, with their counters and handles.
+    pub plain: Vec<(RuleId, Rule, Counters, crate::plan::Loc)>,
+    /// The run that is the chain's last kernel rule, if it is one that
+    /// appends can join (its shape is in its userdata).
+    pub run: Option<TailRun>,
+}
+
+/// A run at the end of a chain.
+#[derive(Clone, Debug)]
+pub struct TailRun {
+    pub rule: crate::plan::Loc,
+    pub set: String,
+    pub key: compile::runs::KeyKind,
+    pub map: bool,
+    pub shape: Rule,
+}
+
+/// Read the end of `chain`, whose kernel use count is `uses` (as a read
+/// found it), when that is at most `max_rules`: one rule dump of the chain.
+/// `None`: too long to read for an append (then appends stay plain rules).
+/// Members of runs are not read.
+pub fn tail(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+    chain: &str,
+    uses: u32,
+    max_rules: u32,
+) -> Result<Option<Tail>, nft::Error> {
+    let fam = layout::nft_family(family);
+    let tname = layout::table_name(kind);
+    let mut t = Tail {
+        plain: Vec::new(),
+        run: None,
+    };
+    if uses == 0 {
+        return Ok(Some(t));
+    }
+    if uses > max_rules {
+        return Ok(None);
+    }
+    let mut rules: Vec<KernelRule> = Vec::new();
+    dump_rules(sock, fam, &tname, Some(chain), &mut rules)?;
+    let mut texts = Texts::new();
+    let n = rules.len();
+    for (i, kr) in rules.into_iter().enumerate() {
+        let d = kr
+            .userdata
+            .as_deref()
+            .and_then(|u| userdata::decode(u).ok());
+        if let Some((kb, set)) = d.as_ref().and_then(|d| d.run.clone()) {
+            t.plain.clear();
+            let last = i + 1 == n;
+            // No shape in the userdata (it did not fit): appends can't join.
+            let shape_text = d.filter(|d| d.has_text).map(|d| d.text);
+            let key = userdata::run_key(kb);
+            let shape = key
+                .and(shape_text)
+                .and_then(|t| parse_body(family, kind, chain, &t));
+            t.run = match (last, key, shape) {
+                (true, Some((key, map)), Some(mut shape)) => {
+                    if let Some(tg) = kr.target.as_deref() {
+                        retarget(&mut shape, tg);
+                    }
+                    Some(TailRun {
+                        rule: crate::plan::Loc::Handle(kr.handle),
+                        set,
+                        key,
+                        map,
+                        shape,
+                    })
+                }
+                _ => None,
+            };
+            continue;
+        }
+        t.run = None;
+        match rebuild(family, kind, chain, kr.userdata.as_deref(), &mut texts) {
+            Some((id, mut rule, _)) => {
+                if let Some(tg) = kr.target.as_deref() {
+                    retarget(&mut rule, tg);
+                }
+                t.plain
+                    .push((id, rule, kr.counters, crate::plan::Loc::Handle(kr.handle)));
+            }
+            // Not readable here (foreign, or text in the catalog): nothing
+            // before it can join a run with what comes after.
+            None => t.plain.clear(),
+        }
+    }
+    Ok(Some(t))
+}
+
+/// A rule body (the text after `-A CHAIN`) parsed into a rule.
+fn parse_body(family: Family, kind: TableKind, chain: &str, text: &str) -> Option<Rule> {
+    let words = tokenize(text).ok()?;
+    let mut argv: Vec<&str> = vec!["-A", chain];
+    argv.extend(words.iter().map(String::as_str));
+    let o = ParseOpts {
+        family,
+        restore: true,
+        table: Some(kind),
+        prog: "nfkeeper",
+    };
+    let mut p = parse(&argv, o).ok()?;
+    (p.rules.len() == 1).then(|| p.rules.remove(0))
+}
+
 /// Read table `kind` of `family`, all of it.
 pub fn read_table(
     sock: &mut Socket,
@@ -128,6 +279,8 @@ pub fn read_scoped(
         chain_handles: HashMap::new(),
         overflow: HashMap::new(),
         foreign: Vec::new(),
+        runs: Vec::new(),
+        chain_uses: HashMap::new(),
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
         return Ok(snap);
@@ -158,11 +311,7 @@ pub fn read_scoped(
         Scope::Table => None,
     };
     if only.is_some() {
-        use std::hash::{BuildHasher, Hasher};
-        let random = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish();
-        snap.table.set_next_id((random >> 2) | (1 << 61));
+        snap.table.set_next_id(fresh_id_base());
     }
     if only.is_some_and(|o| o.is_empty()) {
         return Ok(snap);
@@ -198,6 +347,27 @@ pub fn read_scoped(
             counters,
             target,
         } = kr;
+        if let Some((kb, set)) = userdata
+            .as_deref()
+            .and_then(|u| userdata::decode(u).ok())
+            .and_then(|d| d.run)
+        {
+            let shape_text = userdata
+                .as_deref()
+                .and_then(|u| userdata::decode(u).ok())
+                .filter(|d| d.has_text)
+                .map(|d| d.text);
+            let rk = RunRule {
+                chain: &chain,
+                handle,
+                key: kb,
+                set: &set,
+                target: target.as_deref(),
+                shape: shape_text.as_deref(),
+            };
+            read_run(sock, &mut snap, kind, rk, only.is_some(), &mut texts)?;
+            continue;
+        }
         let Some((id, mut rule, chunks)) =
             rebuild(family, kind, &chain, userdata.as_deref(), &mut texts)
         else {
@@ -206,19 +376,12 @@ pub fn read_scoped(
             ));
             continue;
         };
-        // The kernel's verdict names the target chain as it is now (a
-        // rename moves the jump, not our text), so it wins over the text.
-        if let Some(t) = target {
-            use ruleset::RuleBody;
-            if rule.jump_target().is_some_and(|old| old != t) {
-                rule.retarget(&t);
-            }
-            // With a partial read the target may not have been fetched; it
-            // exists (the kernel holds the reference), so it enters empty.
-            if only.is_some() && snap.table.chain(&t).is_none() {
-                let _ = snap.table.new_chain(&t);
-            }
-        }
+        follow_target(
+            &mut snap.table,
+            &mut rule,
+            target.as_deref(),
+            only.is_some(),
+        );
         match snap.table.append_with_id(&chain, id, rule, counters) {
             Ok(id) => {
                 snap.handles.insert(id, handle);
@@ -232,6 +395,115 @@ pub fn read_scoped(
         }
     }
     Ok(snap)
+}
+
+/// The kernel's verdict names the target chain as it is now (a rename
+/// moves the jump, not our text), so it wins over the text. With a partial
+/// read (`partial`) the target may not have been fetched; it exists (the
+/// kernel holds the reference), so it enters the model empty.
+fn follow_target(table: &mut Table<Rule>, rule: &mut Rule, target: Option<&str>, partial: bool) {
+    let Some(t) = target else { return };
+    retarget(rule, t);
+    if partial && table.chain(t).is_none() {
+        let _ = table.new_chain(t);
+    }
+}
+
+/// Point `rule`'s jump/goto at `t` if it names another chain.
+fn retarget(rule: &mut Rule, t: &str) {
+    use ruleset::RuleBody;
+    if rule.jump_target().is_some_and(|old| old != t) {
+        rule.retarget(t);
+    }
+}
+
+/// A run rule as dumped.
+struct RunRule<'a> {
+    chain: &'a str,
+    handle: u64,
+    key: u8,
+    set: &'a str,
+    /// Its verdict's chain (set runs that jump).
+    target: Option<&'a str>,
+    /// The shape text from its userdata (`None` when it did not fit).
+    shape: Option<&'a str>,
+}
+
+/// A run's members from its set's elements (one element dump), in id
+/// order, into the model; each element's counter is its rule's.
+fn read_run(
+    sock: &mut Socket,
+    snap: &mut Snapshot,
+    kind: TableKind,
+    rr: RunRule<'_>,
+    partial: bool,
+    texts: &mut Texts,
+) -> Result<(), nft::Error> {
+    let family = snap.table.family();
+    let fam = layout::nft_family(family);
+    let tname = layout::table_name(kind);
+    let Some((key, map)) = userdata::run_key(rr.key) else {
+        snap.foreign.push(format!(
+            "rule handle {} in chain {} (run of an unknown key kind {})",
+            rr.handle, rr.chain, rr.key
+        ));
+        return Ok(());
+    };
+    let elems = sock.set_elems(fam, &tname, rr.set)?;
+    let mut members: Vec<(RuleId, Rule, Counters, u32)> = Vec::with_capacity(elems.len());
+    for e in elems {
+        let Some((id, mut rule, chunks)) =
+            rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts)
+        else {
+            snap.foreign
+                .push(format!("element of set {} (no nfkeeper userdata)", rr.set));
+            continue;
+        };
+        let mut c = Counters::default();
+        for x in &e.exprs {
+            if let Expr::Counter { bytes, packets } = x {
+                c = Counters {
+                    packets: *packets,
+                    bytes: *bytes,
+                };
+            }
+        }
+        let t = match &e.data {
+            Some(nft::Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t))) => Some(t.as_str()),
+            _ => rr.target,
+        };
+        follow_target(&mut snap.table, &mut rule, t, partial);
+        members.push((id, rule, c, chunks));
+    }
+    members.sort_unstable_by_key(|m| m.0);
+    let mut ids = Vec::with_capacity(members.len());
+    for (id, rule, c, chunks) in members {
+        match snap.table.append_with_id(rr.chain, id, rule, c) {
+            Ok(id) => {
+                ids.push(id);
+                if chunks > 0 {
+                    snap.overflow.insert(id, chunks);
+                }
+            }
+            Err(e) => snap
+                .foreign
+                .push(format!("element of set {} ({e})", rr.set)),
+        }
+    }
+    let mut shape = rr.shape.and_then(|t| parse_body(family, kind, rr.chain, t));
+    if let (Some(s), Some(t)) = (shape.as_mut(), rr.target) {
+        retarget(s, t);
+    }
+    snap.runs.push(RunSnap {
+        chain: rr.chain.to_string(),
+        set: rr.set.to_string(),
+        key,
+        map,
+        handle: rr.handle,
+        members: ids,
+        shape,
+    });
+    Ok(())
 }
 
 /// How to dump all rules of a table: `Some(chains)`, one dump per chain
@@ -320,6 +592,9 @@ fn add_chain(snap: &mut Snapshot, kind: TableKind, c: &nft::Chain) {
     if let Some(h) = c.handle {
         snap.chain_handles.insert(c.name.clone(), h);
     }
+    if let Some(u) = c.use_count {
+        snap.chain_uses.insert(c.name.clone(), u);
+    }
     if c.hook.is_some() {
         if layout::base_chain(kind, &c.name).is_none() {
             snap.foreign.push(format!(
@@ -402,17 +677,8 @@ fn rebuild(
     texts: &mut Texts,
 ) -> Option<(RuleId, Rule, u32)> {
     let (id, text, chunks) = rule_text(ud, texts)?;
-    let words = tokenize(&text).ok()?;
-    let mut argv: Vec<&str> = vec!["-A", chain];
-    argv.extend(words.iter().map(String::as_str));
-    let o = ParseOpts {
-        family,
-        restore: true,
-        table: Some(kind),
-        prog: "nfkeeper",
-    };
-    let mut p = parse(&argv, o).ok()?;
-    (p.rules.len() == 1).then(|| (id, p.rules.remove(0), chunks))
+    let rule = parse_body(family, kind, chain, &text)?;
+    Some((id, rule, chunks))
 }
 
 #[cfg(test)]

@@ -134,37 +134,60 @@ pub fn save_table_to(
                 continue;
             }
             let mut failed: Option<std::io::Error> = None;
+            // Lines after the chain's first run wait for its elements.
+            let mut held: Vec<Piece> = Vec::new();
             sock.rules(fam, Some(&tname), Some(chain), |r| {
                 if r.table != tname || r.chain != chain || failed.is_some() {
                     return Ok(());
                 }
                 line.clear();
-                if rule_line(&r, counters, &mut texts, foreign, &mut line) {
-                    if let Err(e) = out.write_all(line.as_bytes()) {
-                        failed = Some(e);
+                match rule_line(&r, counters, &mut texts, foreign, &mut line) {
+                    Line::Text if held.is_empty() => {
+                        if let Err(e) = out.write_all(line.as_bytes()) {
+                            failed = Some(e);
+                        }
                     }
+                    Line::Text => held.push(Piece::Text(line.clone())),
+                    Line::Run(run) => held.push(run),
+                    Line::Foreign => {}
                 }
                 Ok(())
             })?;
             if let Some(e) = failed {
                 return Err(e.into());
             }
+            let mut buf = String::new();
+            for p in held {
+                write_piece(
+                    sock, fam, &tname, chain, p, counters, &mut texts, foreign, &mut buf,
+                )?;
+            }
+            out.write_all(buf.as_bytes())?;
         }
     } else {
         // Many short chains: one dump, held per chain (few rules in all,
         // by the choice above) and printed in order.
-        let mut lines: HashMap<String, String> = HashMap::new();
+        let mut pieces: HashMap<String, Vec<Piece>> = HashMap::new();
         sock.rules(fam, Some(&tname), None, |r| {
             if r.table == tname {
-                let buf = lines.entry(r.chain.to_string()).or_default();
-                rule_line(&r, counters, &mut texts, foreign, buf);
+                let mut line = String::new();
+                let piece = match rule_line(&r, counters, &mut texts, foreign, &mut line) {
+                    Line::Text => Piece::Text(line),
+                    Line::Run(run) => run,
+                    Line::Foreign => return Ok(()),
+                };
+                pieces.entry(r.chain.to_string()).or_default().push(piece);
             }
             Ok(())
         })?;
         for (chain, _) in order {
-            if let Some(text) = lines.remove(chain) {
-                out.write_all(text.as_bytes())?;
+            let mut buf = String::new();
+            for p in pieces.remove(chain).unwrap_or_default() {
+                write_piece(
+                    sock, fam, &tname, chain, p, counters, &mut texts, foreign, &mut buf,
+                )?;
             }
+            out.write_all(buf.as_bytes())?;
         }
     }
     if let Form::Save { footer, .. } = form {
@@ -174,32 +197,121 @@ pub fn save_table_to(
     Ok(true)
 }
 
-/// Append rule `r`'s save line to `buf` (false, and a note in `foreign`,
-/// if it is not ours).
+/// What a kernel rule prints as.
+enum Line {
+    /// Its line is in the buffer.
+    Text,
+    /// A compiled run: its members' lines come from its set's elements.
+    Run(Piece),
+    /// Not ours (noted in `foreign`).
+    Foreign,
+}
+
+/// Output of one chain, in order.
+enum Piece {
+    Text(String),
+    Run { set: String, target: Option<String> },
+}
+
+/// Append rule `r`'s save line to `buf`, or say it is a run or foreign.
 fn rule_line(
     r: &RuleRef<'_>,
     counters: bool,
     texts: &mut Texts,
     foreign: &mut Vec<String>,
     buf: &mut String,
-) -> bool {
+) -> Line {
     let (c, target) = counters_and_target(r);
+    if let Some((_, set)) = r
+        .userdata
+        .and_then(|u| compile::userdata::decode(u).ok())
+        .and_then(|d| d.run)
+    {
+        return Line::Run(Piece::Run { set, target });
+    }
     let Some((_, text, _)) = rule_text(r.userdata, texts) else {
         foreign.push(format!(
             "rule handle {} in chain {} (no nfkeeper userdata)",
             r.handle.unwrap_or(0),
             r.chain
         ));
-        return false;
+        return Line::Foreign;
     };
-    if counters {
+    write_line(
+        buf,
+        counters.then_some(c),
+        r.chain,
+        &text,
+        target.as_deref(),
+    );
+    Line::Text
+}
+
+fn write_line(
+    buf: &mut String,
+    c: Option<Counters>,
+    chain: &str,
+    text: &str,
+    target: Option<&str>,
+) {
+    if let Some(c) = c {
         let _ = write!(buf, "[{}:{}] ", c.packets, c.bytes);
     }
     buf.push_str("-A ");
-    buf.push_str(r.chain);
-    buf.push_str(&retargeted(&text, target.as_deref()));
+    buf.push_str(chain);
+    buf.push_str(&retargeted(text, target));
     buf.push('\n');
-    true
+}
+
+/// Append a piece's lines to `buf`: a run's members in id order, each with
+/// its element's counter and verdict.
+#[allow(clippy::too_many_arguments)]
+fn write_piece(
+    sock: &mut Socket,
+    fam: nft::Family,
+    tname: &str,
+    chain: &str,
+    p: Piece,
+    counters: bool,
+    texts: &mut Texts,
+    foreign: &mut Vec<String>,
+    buf: &mut String,
+) -> Result<(), nft::Error> {
+    let (set, target) = match p {
+        Piece::Text(t) => {
+            buf.push_str(&t);
+            return Ok(());
+        }
+        Piece::Run { set, target } => (set, target),
+    };
+    let mut lines: Vec<(ruleset::RuleId, String, Counters, Option<String>)> = Vec::new();
+    for e in sock.set_elems(fam, tname, &set)? {
+        let Some((id, text, _)) = rule_text(e.userdata.as_deref(), texts) else {
+            foreign.push(format!("element of set {set} (no nfkeeper userdata)"));
+            continue;
+        };
+        let mut c = Counters::default();
+        for x in &e.exprs {
+            if let nft::Expr::Counter { bytes, packets } = x {
+                c = Counters {
+                    packets: *packets,
+                    bytes: *bytes,
+                };
+            }
+        }
+        let t = match &e.data {
+            Some(nft::Data::Verdict(nft::Verdict::Jump(t) | nft::Verdict::Goto(t))) => {
+                Some(t.clone())
+            }
+            _ => target.clone(),
+        };
+        lines.push((id, text, c, t));
+    }
+    lines.sort_unstable_by_key(|l| l.0);
+    for (_, text, c, t) in lines {
+        write_line(buf, counters.then_some(c), chain, &text, t.as_deref());
+    }
+    Ok(())
 }
 
 /// `text` (a rule body ending in its target) with the jump/goto target

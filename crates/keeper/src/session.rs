@@ -23,6 +23,22 @@ pub const SAVE_ORDER: [TableKind; 5] = [
     TableKind::Nat,
 ];
 
+/// Whether restores compile runs of similar rules into sets and verdict
+/// maps (`crate::runs`): opt-in while the planner learns to extend runs
+/// incrementally, with `NFKEEPER_COMPILE=runs` (`runs:N`: runs of at least
+/// N rules; default 4).
+pub fn compile_runs() -> Option<compile::runs::RunOpts> {
+    let v = std::env::var("NFKEEPER_COMPILE").ok()?;
+    let rest = v.strip_prefix("runs")?;
+    let mut o = compile::runs::RunOpts::default();
+    if let Some(n) = rest.strip_prefix(':') {
+        o.min_len = n.parse().ok()?;
+    } else if !rest.is_empty() {
+        return None;
+    }
+    Some(o)
+}
+
 /// A connection to the kernel for one invocation.
 pub struct Session {
     sock: Socket,
@@ -32,7 +48,16 @@ pub struct Session {
     /// The errno of the last commit the kernel refused (reset per attempt):
     /// tells a kernel refusal from the model's own error of the same text.
     refused: Option<i32>,
+    /// Restores compile runs into sets and maps ([`compile_runs`]), and
+    /// appends join or start runs at the end of short chains.
+    pub compile: Option<compile::runs::RunOpts>,
+    /// Appends are plain rules (the retry after a run refused a key).
+    plain_appends: bool,
 }
+
+/// Chains of at most this many kernel rules have their end read for an
+/// append (one small dump); longer ones take plain appends, O(1).
+const TAIL_RULES: u32 = 64;
 
 pub fn kernel_err(e: nft::Error) -> Error {
     match e {
@@ -86,6 +111,8 @@ impl Session {
             family,
             warnings: Vec::new(),
             refused: None,
+            compile: compile_runs(),
+            plain_appends: false,
         })
     }
 
@@ -108,6 +135,7 @@ impl Session {
         for (id, n) in &s.overflow {
             ap.overflow.insert((kind, *id), *n);
         }
+        ap.remember_runs(kind, &s.runs);
     }
 
     fn genid(&mut self) -> Result<u32, Error> {
@@ -229,10 +257,45 @@ impl Session {
         let mut snap = self.read_in(kind, sc)?;
         let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
         Self::remember(&mut ap, kind, &snap);
+        ap.compile = self.compile;
+        let append_to = match &p.command {
+            Command::Append(c) if self.compile.is_some() && !self.plain_appends => Some(c.clone()),
+            _ => None,
+        };
+        if let Some(c) = &append_to {
+            // Few kernel rules: read the chain's end so the append can join
+            // or start a run (crate::runs).
+            if let Some(&uses) = snap.chain_uses.get(c) {
+                let t = crate::read::tail(&mut self.sock, self.family, kind, c, uses, TAIL_RULES)
+                    .map_err(kernel_err)?;
+                if let Some(t) = t {
+                    ap.tails.insert((kind, c.clone()), t);
+                }
+            }
+        }
         let mut out = String::new();
-        ap.run(kind, &mut snap.table, p, &mut out)?;
-        self.commit(&mut ap)?;
-        Ok(out)
+        ap.run(kind, &mut snap.table, p.clone(), &mut out)?;
+        match self.commit(&mut ap) {
+            // The rule's key is already in the run it would join: append it
+            // as a plain rule after the run instead.
+            Err(_) if ap.joined_run && self.refused == Some(17) => {
+                self.plain_appends = true;
+                let r = self.iptables_in(p, sc);
+                self.plain_appends = false;
+                r
+            }
+            r => r.map(|()| out),
+        }
+    }
+
+    /// The logical ruleset of every one of our tables (read whole).
+    pub fn model(&mut self) -> Result<Ruleset<Rule>, Error> {
+        let mut rs = Ruleset::new();
+        for kind in TableKind::ALL {
+            let snap = self.read_in(kind, &Scope::Table)?;
+            rs.replace_table(snap.table);
+        }
+        Ok(rs)
     }
 
     /// iptables-save text of our tables that exist (`only`: one table).
@@ -309,6 +372,7 @@ impl Session {
         let genid = self.genid().map_err(at0)?;
         let mut rs: Ruleset<Rule> = Ruleset::new();
         let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
+        ap.compile = self.compile;
         // What the input needs of each table it names (see
         // [`restore_scopes`]): whole tables when they are replaced, only the
         // chains the lines touch with --noflush.
@@ -328,6 +392,7 @@ impl Session {
         if o.test {
             return Ok(stats);
         }
+        ap.finish(&rs).map_err(at0)?;
         self.commit(&mut ap).map_err(at0)?;
         Ok(stats)
     }

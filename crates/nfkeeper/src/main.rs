@@ -9,6 +9,7 @@ mod demo;
 mod direct;
 mod offline;
 mod personality;
+mod trace;
 mod via_daemon;
 
 use std::io::Write;
@@ -66,9 +67,16 @@ Usage:
                                    socket; the iptables personalities use it when it answers
                                    (`nfkeeper serve --help` for all options)
   nfkeeper status                  the daemon's state (tables, commits, clients)
+  nfkeeper trace [-4|-6] [--hook H] [-s A] [-d A] [-p P] [--dport N] [-i IF] ...
+                                   the rules a described packet matches at a hook, in order, and
+                                   its verdict (`nfkeeper trace --help` for all options)
   nfkeeper [--direct|--daemon] iptables ARGS...
                                    force direct mode or the daemon (default: the daemon if it answers;
                                    also NFKEEPER_MODE=direct|daemon|auto)
+  nfkeeper --compile-runs iptables-restore|iptables ...
+                                   compile runs of similar rules into nftables sets and verdict
+                                   maps (restores; appends to short chains join or start runs;
+                                   also NFKEEPER_COMPILE=runs[:MIN_RUN]); direct mode only for now
   nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,
   nfkeeper iptables-restore ...      iptables-restore, ip6tables-save, ip6tables-restore;
                                      or invoke nfkeeper through a symlink of that name)
@@ -89,17 +97,18 @@ fn main() -> ExitCode {
     }
     // `nfkeeper --direct|--daemon PERSONALITY ...`: force how the
     // iptables personalities reach the kernel.
-    let first = match args.get(1).map(String::as_str) {
-        Some("--direct") => {
-            via_daemon::force(via_daemon::Mode::Direct);
-            2
+    let mut first = 1;
+    loop {
+        match args.get(first).map(String::as_str) {
+            Some("--direct") => via_daemon::force(via_daemon::Mode::Direct),
+            Some("--daemon") => via_daemon::force(via_daemon::Mode::Daemon),
+            // Opt-in run compilation (keeper::session::compile_runs reads
+            // it); set before any thread exists.
+            Some("--compile-runs") => std::env::set_var("NFKEEPER_COMPILE", "runs"),
+            _ => break,
         }
-        Some("--daemon") => {
-            via_daemon::force(via_daemon::Mode::Daemon);
-            2
-        }
-        _ => 1,
-    };
+        first += 1;
+    }
     let Some(sub) = args.get(first) else {
         eprint!("{USAGE}");
         return ExitCode::from(2);
@@ -110,6 +119,7 @@ fn main() -> ExitCode {
     match sub.as_str() {
         "serve" => exit(serve(&args[first + 1..])),
         "status" => exit(status()),
+        "trace" => exit(trace::trace(&args[first + 1..])),
         "demo" => exit(demo::demo(&args[first + 1..])),
         "bench" => exit(run_bench(&args[first + 1..])),
         "load" => exit(demo::load(&args[first + 1..])),
@@ -205,8 +215,12 @@ fn run_bench(args: &[String]) -> i32 {
             bench::suites::cli::main(&argv)
         }
         // `nfkeeper bench --quick ...`: every kernel suite in one run.
+        // (`--suite S` given: those suites only.)
         Some(opt) if opt.starts_with('-') && opt != "-h" && opt != "--help" => {
-            let mut argv = vec!["--suite".to_string(), "all".to_string()];
+            let mut argv = Vec::new();
+            if !args.iter().any(|a| a == "--suite") {
+                argv.extend(["--suite".to_string(), "all".to_string()]);
+            }
             argv.extend(args.iter().cloned());
             bench::suites::cli::main(&argv)
         }

@@ -662,3 +662,115 @@ fn netns_option_status_and_metrics() {
     let _ = child.wait();
     let _ = std::fs::remove_file(&sock);
 }
+
+/// Runs compiled into sets through the daemon (`nfkeeper --compile-runs
+/// serve`): a restore compiles, appends join the run from the daemon's
+/// model (a repeated key stays a plain rule), a delete takes one element;
+/// the kernel's save equals the same commands on a model, and the kernel
+/// holds runs, not one rule per address.
+#[test]
+fn runs_through_the_daemon() {
+    let Some(ns) = Ns::new("runs") else { return };
+    let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
+    let child = Command::new("nsenter")
+        .arg(ns.path())
+        .args([BIN, "--compile-runs", "serve", "--quiet", "--socket"])
+        .arg(&sock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut serve = Serve {
+        child,
+        sock: sock.clone(),
+    };
+    let t0 = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "serve did not start"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut model: ruleset::Ruleset<iptables::Rule> = ruleset::Ruleset::new();
+    let mut restore_text =
+        String::from("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+    for i in 1..=6 {
+        restore_text.push_str(&format!("-A FORWARD -s 10.0.0.{i}/32 -j ACCEPT\n"));
+    }
+    restore_text.push_str("COMMIT\n");
+    let o = ns.run("daemon", &sock, &["iptables-restore"], &restore_text);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ro = iptables::exec::RestoreOpts {
+        family: ruleset::Family::Ipv4,
+        noflush: false,
+        counters: false,
+        test: false,
+        table: None,
+        prog: "iptables-restore",
+    };
+    iptables::exec::restore(&mut model, &restore_text, &ro).expect("model");
+    let mut cmds: Vec<String> = (7..=10)
+        .map(|i| format!("-A FORWARD -s 10.0.0.{i} -j ACCEPT"))
+        .collect();
+    cmds.push("-A FORWARD -s 10.0.0.2 -j ACCEPT".into());
+    cmds.extend((11..=13).map(|i| format!("-A FORWARD -s 10.0.0.{i} -j ACCEPT")));
+    cmds.push("-D FORWARD -s 10.0.0.4/32 -j ACCEPT".into());
+    for c in &cmds {
+        let mut argv = vec!["iptables"];
+        argv.extend(c.split(' '));
+        let o = ns.run("daemon", &sock, &argv, "");
+        assert!(
+            o.status.success(),
+            "{c}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let words: Vec<&str> = c.split(' ').collect();
+        let p = iptables::parse::parse(
+            &words,
+            iptables::parse::ParseOpts {
+                family: ruleset::Family::Ipv4,
+                restore: false,
+                table: None,
+                prog: "iptables",
+            },
+        )
+        .expect("parse");
+        iptables::exec::execute_owned(
+            model.table_mut(ruleset::Family::Ipv4, ruleset::TableKind::Filter),
+            p,
+            &mut String::new(),
+        )
+        .expect("model");
+    }
+    let mut want = String::new();
+    iptables::exec::save_table(
+        model.table(ruleset::Family::Ipv4, ruleset::TableKind::Filter),
+        false,
+        &mut want,
+    );
+    let got: String = ns
+        .kernel_save()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let want: String = want
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(got, want);
+    // The first run (6 restored + 4 appended - 1 deleted) and the second
+    // (the repeated key and the three after it) are the chain's only rules.
+    let o = Command::new("nsenter")
+        .arg(ns.path())
+        .args(["nft", "list", "chain", "ip", "nfkeeper_filter", "FORWARD"])
+        .output()
+        .expect("nft");
+    let chain = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(chain.matches("@__nfk_run").count(), 2, "{chain}");
+    assert_eq!(chain.matches("ip saddr 10.").count(), 0, "{chain}");
+    serve.kill9();
+}

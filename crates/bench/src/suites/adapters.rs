@@ -66,6 +66,7 @@ pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
             match n {
                 "nfkeeper" => Ok(Box::new(Iptables::nfkeeper())),
                 "nfkeeper-daemon" => Ok(Box::new(Iptables::nfkeeper_daemon())),
+                "nfkeeper-runs" => Ok(Box::new(Iptables::nfkeeper_runs())),
                 "iptables-legacy" => Ok(Box::new(Iptables::legacy())),
                 "iptables-nft" => Ok(Box::new(Iptables::nft())),
                 "nft" => Ok(Box::new(Nft)),
@@ -170,6 +171,19 @@ impl Iptables {
             name: "nfkeeper",
             bin: vec![b.clone(), "iptables".into()],
             restore: vec![b, "iptables-restore".into()],
+            wait: false,
+            daemon: false,
+        }
+    }
+
+    /// nfkeeper with runs of similar rules compiled into sets and verdict
+    /// maps (`--compile-runs`; opt-in, so not among the defaults).
+    pub fn nfkeeper_runs() -> Iptables {
+        let b = nfkeeper_bin();
+        Iptables {
+            name: "nfkeeper-runs",
+            bin: vec![b.clone(), "--compile-runs".into(), "iptables".into()],
+            restore: vec![b, "--compile-runs".into(), "iptables-restore".into()],
             wait: false,
             daemon: false,
         }

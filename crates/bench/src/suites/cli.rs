@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 const USAGE: &str = "usage: baseline-bench --suite cf|ruleset|packet|all[,...] [--quick] [--sizes N,...] [--reps N] \
-[--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--out DIR] [--progress|--quiet] [--rcu-default]\n       baseline-bench --compare DIR1,DIR2   (ratios of two runs side by side)";
+[--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--case ID,...] [--out DIR] [--progress|--quiet] [--rcu-default]\n       baseline-bench --compare DIR1,DIR2   (ratios of two runs side by side)";
 
 struct Args {
     suites: Vec<String>,
@@ -61,6 +61,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--adapters" => {
                 let v = it.next().ok_or("--adapters needs a value")?;
                 adapters.extend(v.split(',').map(String::from));
+            }
+            "--case" => {
+                let v = it.next().ok_or("--case needs a value")?;
+                o.cases.extend(v.split(',').map(String::from));
             }
             "--out" => out = it.next().ok_or("--out needs a value")?.clone(),
             "--progress" => o.progress = true,

@@ -80,6 +80,9 @@ pub struct Opts {
     /// Expedited RCU grace periods for the run (see [`crate::rcu`]); on
     /// unless `--rcu-default`.
     pub rcu_expedited: bool,
+    /// `--case`: only the cases whose id starts with one of these (empty:
+    /// all). The packet suite filters its variants (`a.addr`, `d`, …).
+    pub cases: Vec<String>,
 }
 
 impl Default for Opts {
@@ -96,6 +99,7 @@ impl Default for Opts {
             max_rules: 1_000_000,
             progress: false,
             rcu_expedited: true,
+            cases: Vec::new(),
         }
     }
 }

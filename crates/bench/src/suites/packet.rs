@@ -101,7 +101,13 @@ impl Plan {
             limit: o.limit,
             setup_limit: o.setup_limit,
             progress: o.progress,
-            variants: VARIANTS.to_vec(),
+            variants: VARIANTS
+                .iter()
+                .copied()
+                .filter(|v| {
+                    o.cases.is_empty() || o.cases.iter().any(|c| v.id().starts_with(c.as_str()))
+                })
+                .collect(),
             protos: vec![Proto::Tcp, Proto::Udp],
             pin: (cpus >= 2).then_some((0, 1)),
         }
@@ -256,6 +262,12 @@ fn install(ns: &Netns, a: &dyn Adapter, i: &Install, limit: Duration) -> Result<
         .and_then(|mut v| v.pop())
         .ok_or_else(|| format!("{} has no restore command", a.name()))?;
     c.stdin = Some(i.rules.clone());
+    if a.name() == "nfkeeper" {
+        // nfkeeper as the packet path sees it: runs of rules compiled into
+        // sets and verdict maps (opt-in while incremental run extension is
+        // built; see keeper::session::compile_runs).
+        c.argv.insert(1, "--compile-runs".to_string());
+    }
     cmds.push(c);
     for (k, c) in cmds.iter().enumerate() {
         let text = c.stdin.as_deref().unwrap_or("");

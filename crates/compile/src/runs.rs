@@ -1,0 +1,547 @@
+//! Compiling runs of similar rules into one set lookup or verdict map.
+//!
+//! A *run* is a maximal sequence of adjacent logical rules of one chain that
+//! differ only in the value of one key field ([`KeyKind`]): same other
+//! matches, same target (a *set run*, one kernel rule `KEY @set TARGET`), or
+//! only verdict targets that may differ (a *map run*, one kernel rule
+//! `KEY vmap @map`). Each element carries a counter and the id of the
+//! logical rule it stands for, so per-rule counters survive.
+//!
+//! Proof obligations (checked by the classify crate's differential tests):
+//! - Keys of one run never overlap: at most one element can match a packet,
+//!   so order inside the run does not matter. A key equal to an earlier one
+//!   of the run ends the run there (the later rule starts the next one).
+//! - The key is never negated, and the rest of every rule of the run is the
+//!   same expressions, so "rule i matches" is "shape matches and key = k_i".
+//! - Rules with stateful matches (limit, statistic, quota, …) are never in
+//!   a run: one kernel expression would be one shared state for all.
+//! - Runs shorter than [`RunOpts::min_len`] stay plain rules.
+//!
+//! Cost: O(rules × key kinds) rule comparisons for a chain; the output is
+//! one kernel rule per plain rule or run plus one element per run member.
+
+use crate::lower::{lower_rule, Lowered, Result};
+use iptables::ext::Match;
+use iptables::rule::{inv, Addr, Iface};
+use iptables::{Rule, Target};
+use nft::expr::{base, meta, reg};
+use nft::{Expr, Verdict};
+use ruleset::{Family, RuleId, TableKind};
+
+/// The field a run's rules differ in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyKind {
+    /// `-s ADDR` with a full mask.
+    Src,
+    /// `-d ADDR` with a full mask.
+    Dst,
+    /// `--dport P` of the rule's `tcp` or `udp` match (one port).
+    Dport,
+    /// `-i NAME` (no `+` wildcard).
+    Iif,
+}
+
+impl KeyKind {
+    pub const ALL: [KeyKind; 4] = [KeyKind::Src, KeyKind::Dst, KeyKind::Dport, KeyKind::Iif];
+
+    /// nftables' data type id and key length in bytes.
+    pub fn key_type(self, family: Family) -> (u32, u32) {
+        match (self, family) {
+            (KeyKind::Src | KeyKind::Dst, Family::Ipv4) => (7, 4),
+            (KeyKind::Src | KeyKind::Dst, Family::Ipv6) => (8, 16),
+            (KeyKind::Dport, _) => (13, 2),
+            (KeyKind::Iif, _) => (41, 16),
+        }
+    }
+
+    /// The expression that loads the packet's key into register 1.
+    fn load(self, family: Family) -> Expr {
+        let v6 = family == Family::Ipv6;
+        match self {
+            KeyKind::Src => Expr::load(
+                base::NETWORK,
+                if v6 { 8 } else { 12 },
+                if v6 { 16 } else { 4 },
+            ),
+            KeyKind::Dst => Expr::load(
+                base::NETWORK,
+                if v6 { 24 } else { 16 },
+                if v6 { 16 } else { 4 },
+            ),
+            KeyKind::Dport => Expr::load(base::TRANSPORT, 2, 2),
+            KeyKind::Iif => Expr::Meta {
+                key: meta::IIFNAME,
+                dreg: reg::R1,
+            },
+        }
+    }
+
+    /// The rule's key for this kind and the rule without it (its shape),
+    /// or `None` when the rule has no usable key of this kind.
+    pub fn split(self, r: &Rule, family: Family) -> Option<(Vec<u8>, Rule)> {
+        let n = if family == Family::Ipv6 { 16 } else { 4 };
+        let full = |a: &Addr| a.mask[..n].iter().all(|&b| b == 0xff);
+        let mut shape = r.clone();
+        let key = match self {
+            KeyKind::Src if !r.inverted(inv::SRC) && full(&r.src) => {
+                shape.src = Addr::default();
+                r.src.addr[..n].to_vec()
+            }
+            KeyKind::Dst if !r.inverted(inv::DST) && full(&r.dst) => {
+                shape.dst = Addr::default();
+                r.dst.addr[..n].to_vec()
+            }
+            KeyKind::Iif
+                if !r.inverted(inv::IN)
+                    && !r.iniface.is_empty()
+                    && !r.iniface.as_str().ends_with('+') =>
+            {
+                shape.iniface = Iface::default();
+                let mut k = vec![0u8; 16];
+                let s = r.iniface.as_str().as_bytes();
+                k[..s.len()].copy_from_slice(s);
+                k
+            }
+            KeyKind::Dport => {
+                let mut found = None;
+                for (i, m) in r.matches.iter().enumerate() {
+                    let d = match m {
+                        Match::Tcp(t) if !t.inv_dport && t.dpts.0 == t.dpts.1 => t.dpts.0,
+                        Match::Udp(u) if !u.inv_dport && u.dpts.0 == u.dpts.1 => u.dpts.0,
+                        _ => continue,
+                    };
+                    if found.is_some() {
+                        return None;
+                    }
+                    found = Some((i, d));
+                }
+                let (i, d) = found?;
+                match &mut shape.matches[i] {
+                    Match::Tcp(t) => t.dpts = (0, 65535),
+                    Match::Udp(u) => u.dpts = (0, 65535),
+                    _ => unreachable!("found above"),
+                }
+                d.to_be_bytes().to_vec()
+            }
+            _ => return None,
+        };
+        Some((key, shape))
+    }
+}
+
+/// Tuning of run detection.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOpts {
+    /// Shortest run worth a set lookup; shorter ones stay plain rules.
+    pub min_len: usize,
+}
+
+impl Default for RunOpts {
+    fn default() -> Self {
+        RunOpts { min_len: 4 }
+    }
+}
+
+/// One element of a run's set or map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunElem {
+    pub key: Vec<u8>,
+    /// Map runs: the verdict of this element's rule.
+    pub verdict: Option<Verdict>,
+    /// The logical rule this element stands for (its counter is this
+    /// rule's counter).
+    pub id: RuleId,
+}
+
+/// The named set (or verdict map) of one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSet {
+    /// `__nfk_run<id of the run's first rule>`.
+    pub name: String,
+    pub key: KeyKind,
+    pub key_type: u32,
+    pub key_len: u32,
+    /// A verdict map (elements carry verdicts).
+    pub map: bool,
+    pub elems: Vec<RunElem>,
+    /// What every member is without its key (and, for a map, without its
+    /// target): a rule joins the run iff [`RunSet::admits`] it.
+    pub shape: Rule,
+}
+
+impl RunSet {
+    /// Whether `r` is a member of this run's shape: same shape, a key of
+    /// this kind, the run's target (a verdict, for a map). Returns the
+    /// element it would be (key, verdict). Key overlap is not checked here.
+    pub fn admits(&self, r: &Rule, family: Family) -> Option<(Vec<u8>, Option<Verdict>)> {
+        admits(self.key, self.map, &self.shape, r, family)
+    }
+}
+
+/// [`RunSet::admits`] for a run described by its parts.
+pub fn admits(
+    key: KeyKind,
+    map: bool,
+    shape: &Rule,
+    r: &Rule,
+    family: Family,
+) -> Option<(Vec<u8>, Option<Verdict>)> {
+    if !runnable(r) {
+        return None;
+    }
+    let (k, mut s) = key.split(r, family)?;
+    let verdict = if map {
+        let v = verdict_of(&r.target)?;
+        s.target = Target::None;
+        Some(v)
+    } else {
+        None
+    };
+    (s == *shape).then_some((k, verdict))
+}
+
+/// One kernel rule of a compiled chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// Logical rule `id`, to be lowered as itself (by the caller, which
+    /// may already hold it lowered or not need the expressions).
+    Plain { id: RuleId },
+    /// A run: the shared expressions with a lookup in `set` in place of the
+    /// per-rule counter.
+    Run { lowered: Lowered, set: Box<RunSet> },
+}
+
+/// Whether a rule may be part of a run at all.
+fn runnable(r: &Rule) -> bool {
+    !r.matches.iter().any(|m| {
+        matches!(
+            m,
+            Match::Limit(_) | Match::Statistic(_) | Match::Recent(_) | Match::Nfacct(_)
+        )
+    })
+}
+
+fn is_verdict(t: &Target) -> bool {
+    matches!(
+        t,
+        Target::Accept | Target::Drop | Target::Return | Target::Jump(_) | Target::Goto(_)
+    )
+}
+
+pub fn verdict_of(t: &Target) -> Option<Verdict> {
+    Some(match t {
+        Target::Accept => Verdict::Accept,
+        Target::Drop => Verdict::Drop,
+        Target::Return => Verdict::Return,
+        Target::Jump(c) => Verdict::Jump(c.to_string()),
+        Target::Goto(c) => Verdict::Goto(c.to_string()),
+        _ => return None,
+    })
+}
+
+/// How far a run of `kind` starting at `rules[start]` reaches: its members'
+/// keys and whether it must be a map (verdicts differ).
+fn extent(
+    rules: &[(RuleId, &Rule)],
+    start: usize,
+    kind: KeyKind,
+    family: Family,
+) -> (Vec<Vec<u8>>, bool) {
+    let first = rules[start].1;
+    let Some((k0, mut shape0)) = kind.split(first, family) else {
+        return (Vec::new(), false);
+    };
+    let map_ok = is_verdict(&first.target);
+    shape0.target = Target::None;
+    let mut keys = vec![k0];
+    let mut differs = false;
+    let mut seen: std::collections::HashSet<Vec<u8>> = keys.iter().cloned().collect();
+    for (_, r) in &rules[start + 1..] {
+        if !runnable(r) {
+            break;
+        }
+        let Some((k, mut shape)) = kind.split(r, family) else {
+            break;
+        };
+        shape.target = Target::None;
+        if shape != shape0 || seen.contains(&k) {
+            break;
+        }
+        if r.target != first.target {
+            if !(map_ok && is_verdict(&r.target)) {
+                break;
+            }
+            differs = true;
+        }
+        seen.insert(k.clone());
+        keys.push(k);
+    }
+    (keys, differs)
+}
+
+/// Compile one chain's rules (in order) into kernel rules and run sets.
+pub fn compile_chain(
+    rules: &[(RuleId, &Rule)],
+    family: Family,
+    table: TableKind,
+    chain: &str,
+    o: RunOpts,
+) -> Result<Vec<Item>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < rules.len() {
+        let (id, r) = rules[i];
+        let best = if runnable(r) {
+            KeyKind::ALL
+                .iter()
+                .map(|&k| (k, extent(rules, i, k, family)))
+                .max_by_key(|(_, (keys, _))| keys.len())
+        } else {
+            None
+        };
+        match best {
+            Some((kind, (keys, map))) if keys.len() >= o.min_len.max(2) => {
+                let n = keys.len();
+                out.push(run_item(
+                    &rules[i..i + n],
+                    keys,
+                    map,
+                    kind,
+                    family,
+                    table,
+                    chain,
+                )?);
+                i += n;
+            }
+            _ => {
+                out.push(Item::Plain { id });
+                i += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn run_item(
+    members: &[(RuleId, &Rule)],
+    keys: Vec<Vec<u8>>,
+    map: bool,
+    kind: KeyKind,
+    family: Family,
+    table: TableKind,
+    chain: &str,
+) -> Result<Item> {
+    let (_, mut shape) = kind
+        .split(members[0].1, family)
+        .expect("extent checked the key");
+    if map {
+        shape.target = Target::None;
+    }
+    let name = format!("__nfk_run{}", members[0].0 .0);
+    let lowered = run_rule(kind, map, &shape, &name, family, table, chain)?;
+    let (key_type, key_len) = kind.key_type(family);
+    let elems = members
+        .iter()
+        .zip(keys)
+        .map(|((id, r), key)| RunElem {
+            key,
+            verdict: if map { verdict_of(&r.target) } else { None },
+            id: *id,
+        })
+        .collect();
+    Ok(Item::Run {
+        lowered,
+        set: Box::new(RunSet {
+            name,
+            key: kind,
+            key_type,
+            key_len,
+            map,
+            elems,
+            shape,
+        }),
+    })
+}
+
+/// The kernel rule of a run of `key` with `shape` (as [`compile_chain`]
+/// builds it), for a run started outside a whole-chain compile.
+pub fn run_rule(
+    key: KeyKind,
+    map: bool,
+    shape: &Rule,
+    set: &str,
+    family: Family,
+    table: TableKind,
+    chain: &str,
+) -> Result<Lowered> {
+    let mut lowered = lower_rule(shape, family, table, chain)?;
+    let at = lowered
+        .exprs
+        .iter()
+        .rposition(|e| matches!(e, Expr::Counter { .. }))
+        .expect("lower_rule emits a counter");
+    let lookup = Expr::Lookup {
+        set: set.to_string(),
+        set_id: None,
+        sreg: reg::R1,
+        dreg: map.then_some(reg::VERDICT),
+        flags: None,
+    };
+    lowered.exprs.splice(at..at + 1, [key.load(family), lookup]);
+    Ok(lowered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iptables::parse::{parse, ParseOpts};
+
+    fn rules(lines: &[&str]) -> Vec<Rule> {
+        lines
+            .iter()
+            .map(|l| {
+                let words: Vec<&str> = l.split(' ').collect();
+                let o = ParseOpts {
+                    family: Family::Ipv4,
+                    restore: true,
+                    table: Some(TableKind::Filter),
+                    prog: "t",
+                };
+                parse(&words, o).expect(l).rules.remove(0)
+            })
+            .collect()
+    }
+
+    /// Items as a compact string: `P` plain, `S3`/`M3` a set/map run of 3.
+    fn shape_of(lines: &[&str], min_len: usize) -> String {
+        let rs = rules(lines);
+        let refs: Vec<(RuleId, &Rule)> = rs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (RuleId(i as u64 + 1), r))
+            .collect();
+        let items = compile_chain(
+            &refs,
+            Family::Ipv4,
+            TableKind::Filter,
+            "X",
+            RunOpts { min_len },
+        )
+        .unwrap();
+        items
+            .iter()
+            .map(|it| match it {
+                Item::Plain { .. } => "P".to_string(),
+                Item::Run { set, .. } => {
+                    format!("{}{}", if set.map { "M" } else { "S" }, set.elems.len())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    #[test]
+    fn runs_are_found_split_and_kept_short_as_plain_rules() {
+        let cases: &[(&[&str], usize, &str)] = &[
+            // Cloud Foundry: one run.
+            (
+                &[
+                    "-A X -s 10.0.0.1 -j ACCEPT",
+                    "-A X -s 10.0.0.2 -j ACCEPT",
+                    "-A X -s 10.0.0.3 -j ACCEPT",
+                ],
+                2,
+                "S3",
+            ),
+            // Below the threshold: plain.
+            (
+                &["-A X -s 10.0.0.1 -j ACCEPT", "-A X -s 10.0.0.2 -j ACCEPT"],
+                3,
+                "P,P",
+            ),
+            // A repeated key ends the run; the repeat starts the next.
+            (
+                &[
+                    "-A X -s 10.0.0.1 -j ACCEPT",
+                    "-A X -s 10.0.0.2 -j ACCEPT",
+                    "-A X -s 10.0.0.1 -j ACCEPT",
+                    "-A X -s 10.0.0.3 -j ACCEPT",
+                ],
+                2,
+                "S2,S2",
+            ),
+            // Verdicts differ: a verdict map; a non-verdict target ends it.
+            (
+                &[
+                    "-A X -d 10.0.0.1 -j ACCEPT",
+                    "-A X -d 10.0.0.2 -j DROP",
+                    "-A X -d 10.0.0.3 -j RETURN",
+                    "-A X -d 10.0.0.4 -j LOG",
+                ],
+                2,
+                "M3,P",
+            ),
+            // Prefixes and negations are never keys.
+            (
+                &["-A X -s 10.0.0.0/24 -j DROP", "-A X -s 10.0.1.0/24 -j DROP"],
+                2,
+                "P,P",
+            ),
+            (
+                &["-A X ! -s 10.0.0.1 -j DROP", "-A X ! -s 10.0.0.2 -j DROP"],
+                2,
+                "P,P",
+            ),
+            // Ports of one protocol; a different other match splits.
+            (
+                &[
+                    "-A X -p tcp -m tcp --dport 80 -j ACCEPT",
+                    "-A X -p tcp -m tcp --dport 443 -j ACCEPT",
+                    "-A X -p udp -m udp --dport 53 -j ACCEPT",
+                ],
+                2,
+                "S2,P",
+            ),
+            // Stateful matches never share a kernel rule.
+            (
+                &[
+                    "-A X -s 10.0.0.1 -m limit --limit 1/sec -j ACCEPT",
+                    "-A X -s 10.0.0.2 -m limit --limit 1/sec -j ACCEPT",
+                ],
+                2,
+                "P,P",
+            ),
+            // Interfaces without wildcard.
+            (
+                &[
+                    "-A X -i eth0 -j ACCEPT",
+                    "-A X -i eth1 -j ACCEPT",
+                    "-A X -i veth+ -j ACCEPT",
+                ],
+                2,
+                "S2,P",
+            ),
+        ];
+        for (lines, min_len, want) in cases {
+            assert_eq!(shape_of(lines, *min_len), *want, "{lines:?}");
+        }
+    }
+
+    #[test]
+    fn admits_what_the_run_would_have_taken() {
+        let rs = rules(&[
+            "-A X -s 10.0.0.1 -j ACCEPT",
+            "-A X -s 10.0.0.9 -j ACCEPT",
+            "-A X -s 10.0.0.9 -j DROP",
+            "-A X -s 10.0.0.0/8 -j ACCEPT",
+        ]);
+        let (_, shape) = KeyKind::Src.split(&rs[0], Family::Ipv4).unwrap();
+        assert!(admits(KeyKind::Src, false, &shape, &rs[1], Family::Ipv4).is_some());
+        assert!(admits(KeyKind::Src, false, &shape, &rs[2], Family::Ipv4).is_none());
+        assert!(admits(KeyKind::Src, false, &shape, &rs[3], Family::Ipv4).is_none());
+        let mut any = shape.clone();
+        any.target = Target::None;
+        let (k, v) = admits(KeyKind::Src, true, &any, &rs[2], Family::Ipv4).unwrap();
+        assert_eq!((k, v), (vec![10, 0, 0, 9], Some(Verdict::Drop)));
+    }
+}

@@ -1,0 +1,278 @@
+//! Compiled runs in the kernel behave as the logical model: generated
+//! rulesets restored with run compilation on, then random commands (-A,
+//! -I, -R, -D by number and by spec, -Z, -F) applied both through a kernel
+//! session and to a model-only table; after every step the kernel's
+//! iptables-save must equal the model's, and a fresh session reading the
+//! kernel back must list the same. Runs in a fresh network namespace;
+//! skips without root.
+
+use classify::gen::{self, Rng};
+use compile::runs::RunOpts;
+use iptables::exec::{execute_owned, restore, save_table, RestoreOpts};
+use iptables::parse::{parse, restore::tokenize, ParseOpts};
+use keeper::Session;
+use ruleset::{Family, Ruleset, TableKind};
+use testkit::in_netns;
+
+const SEEDS: u64 = 25;
+const STEPS: usize = 30;
+
+fn ropts() -> RestoreOpts<'static> {
+    RestoreOpts {
+        family: Family::Ipv4,
+        noflush: false,
+        counters: false,
+        test: false,
+        table: None,
+        prog: "iptables-restore",
+    }
+}
+
+/// The kernel's filter table as iptables-save prints it, without comments.
+fn kernel_save(s: &mut Session) -> String {
+    let text = s
+        .save(false, Some(TableKind::Filter), String::new, String::new)
+        .expect("save");
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+fn model_save(rs: &Ruleset<iptables::Rule>) -> String {
+    let mut out = String::new();
+    save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
+    out.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// Rule bodies (after `-A CHAIN`) per chain from a generated ruleset.
+fn pool(text: &str, chain: &str) -> Vec<String> {
+    let head = format!("-A {chain} ");
+    text.lines()
+        .filter_map(|l| l.strip_prefix(&head).map(|b| format!(" {b}")))
+        .collect()
+}
+
+/// One random command against the model's current state, as argv.
+fn command(
+    r: &mut Rng,
+    rs: &Ruleset<iptables::Rule>,
+    pools: &[(String, Vec<String>)],
+) -> Vec<String> {
+    let t = rs.table(Family::Ipv4, TableKind::Filter);
+    let (chain, bodies) = &pools[r.below(pools.len() as u64) as usize];
+    let len = t.chain(chain).map(|c| c.len).unwrap_or(0);
+    let body = bodies
+        .get(r.below(bodies.len().max(1) as u64) as usize)
+        .cloned()
+        .unwrap_or_else(|| " -j ACCEPT".to_string());
+    let at = |r: &mut Rng, extra: usize| (r.below((len + extra).max(1) as u64) + 1).to_string();
+    let mut argv: Vec<String> = match r.below(10) {
+        0 | 1 => vec!["-A".into(), chain.clone()],
+        2 | 3 => vec!["-I".into(), chain.clone(), at(r, 1)],
+        4 => vec!["-R".into(), chain.clone(), at(r, 0)],
+        5 | 6 => vec!["-D".into(), chain.clone(), at(r, 0)],
+        7 | 8 => {
+            // Delete by spec an existing rule when there is one.
+            let existing: Vec<String> = t
+                .rules(chain)
+                .map(|it| {
+                    it.map(|x| {
+                        let mut s = String::new();
+                        iptables::print::save::save_rule_body(
+                            &mut s,
+                            Family::Ipv4,
+                            x.body,
+                            Default::default(),
+                            iptables::print::save::CounterStyle::None,
+                        );
+                        s
+                    })
+                    .collect()
+                })
+                .unwrap_or_default();
+            let b = if existing.is_empty() {
+                body.clone()
+            } else {
+                existing[r.below(existing.len() as u64) as usize].clone()
+            };
+            let mut v = vec!["-D".into(), chain.clone()];
+            v.extend(tokenize(&b).expect("tokens"));
+            return v;
+        }
+        _ => {
+            if r.pct(50) {
+                vec!["-Z".into(), chain.clone()]
+            } else {
+                vec!["-F".into(), chain.clone()]
+            }
+        }
+    };
+    if matches!(argv[0].as_str(), "-A" | "-I" | "-R") {
+        argv.extend(tokenize(&body).expect("tokens"));
+    }
+    argv
+}
+
+#[test]
+fn compiled_runs_follow_the_model() {
+    let done = in_netns(|| {
+        let mut compiled_runs = 0usize;
+        for seed in 0..SEEDS {
+            let mut r = Rng::new(seed + 100);
+            let n = 20 + r.below(60) as usize;
+            let text = gen::ruleset(&mut r, n);
+            let other = gen::ruleset(&mut r, 200);
+            let pools: Vec<(String, Vec<String>)> = ["FORWARD", "INPUT", "U0", "U1", "U2", "U3"]
+                .iter()
+                .map(|c| (c.to_string(), pool(&other, c)))
+                .collect();
+            let mut model: Ruleset<iptables::Rule> = Ruleset::new();
+            restore(&mut model, &text, &ropts()).expect("model restore");
+            let mut s = Session::open(Family::Ipv4).expect("session");
+            s.compile = Some(RunOpts { min_len: 2 });
+            s.restore(&text, &ropts()).unwrap_or_else(|e| {
+                panic!("seed {seed}: {}\n{text}", e.render("iptables-restore"))
+            });
+            let sets = std::process::Command::new("nft")
+                .args(["list", "sets", "ip"])
+                .output()
+                .map(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .matches("__nfk_run")
+                        .count()
+                })
+                .unwrap_or(0);
+            compiled_runs += sets;
+            assert_eq!(
+                kernel_save(&mut s),
+                model_save(&model),
+                "seed {seed} after restore\n{text}"
+            );
+            let mut log = String::new();
+            for step in 0..STEPS {
+                let argv = command(&mut r, &model, &pools);
+                let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+                log.push_str(&format!("{}\n", words.join(" ")));
+                let o = ParseOpts {
+                    family: Family::Ipv4,
+                    restore: false,
+                    table: None,
+                    prog: "iptables",
+                };
+                let Ok(p) = parse(&words, o) else { continue };
+                let want = execute_owned(
+                    model.table_mut(Family::Ipv4, TableKind::Filter),
+                    p.clone(),
+                    &mut String::new(),
+                );
+                let mut s2 = Session::open(Family::Ipv4).expect("session");
+                let got = s2.iptables(p);
+                assert_eq!(
+                    want.is_ok(),
+                    got.is_ok(),
+                    "seed {seed} step {step}: model {want:?} kernel {got:?}\n{log}\n{text}"
+                );
+                let (k, m) = (kernel_save(&mut s2), model_save(&model));
+                assert_eq!(k, m, "seed {seed} step {step}\n{log}\n{text}");
+            }
+        }
+        // The generated rulesets must actually compile runs.
+        assert!(compiled_runs >= SEEDS as usize, "only {compiled_runs} runs");
+    });
+    if done.is_none() {
+        eprintln!("SKIP: compiled_runs_follow_the_model needs root");
+    }
+}
+
+/// Sets named `__nfk_run…` in the namespace and their element counts.
+fn run_sets() -> Vec<usize> {
+    let out = std::process::Command::new("nft")
+        .args(["-j", "list", "sets", "ip"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let mut v = Vec::new();
+    for name in out.split("\"name\": \"").skip(1) {
+        if !name.starts_with("__nfk_run") {
+            continue;
+        }
+        let n = name.split_once('"').map(|x| x.0).unwrap_or_default();
+        let l = std::process::Command::new("nft")
+            .args(["list", "set", "ip", "nfkeeper_filter", n])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        v.push(l.matches("counter packets").count());
+    }
+    v
+}
+
+#[test]
+fn appends_join_and_start_runs() {
+    let done = in_netns(|| {
+        let mut model: Ruleset<iptables::Rule> = Ruleset::new();
+        // (command, run sizes expected after it)
+        let mut steps: Vec<(String, Vec<usize>)> = Vec::new();
+        for i in 1..=3 {
+            steps.push((format!("-A FORWARD -s 10.0.0.{i} -j ACCEPT"), vec![]));
+        }
+        // The fourth compatible rule makes the chain's last four a run.
+        steps.push(("-A FORWARD -s 10.0.0.4 -j ACCEPT".into(), vec![4]));
+        for i in 5..=9 {
+            steps.push((format!("-A FORWARD -s 10.0.0.{i} -j ACCEPT"), vec![i]));
+        }
+        // A key already in the run: a plain rule after it.
+        steps.push(("-A FORWARD -s 10.0.0.2 -j ACCEPT".into(), vec![9]));
+        // Another shape: plain; then four of it start a second run.
+        for i in 1..=3 {
+            steps.push((
+                format!("-A FORWARD -d 10.1.0.{i} -p tcp -m tcp --dport 80 -j DROP"),
+                vec![9],
+            ));
+        }
+        steps.push((
+            "-A FORWARD -d 10.1.0.4 -p tcp -m tcp --dport 80 -j DROP".into(),
+            vec![9, 4],
+        ));
+        // Deleting members and inserting in front keep the model's order.
+        steps.push(("-D FORWARD -s 10.0.0.5/32 -j ACCEPT".into(), vec![8, 4]));
+        steps.push(("-I FORWARD 1 -s 10.9.9.9 -j ACCEPT".into(), vec![8, 4]));
+        steps.push((
+            "-A FORWARD -d 10.1.0.5 -p tcp -m tcp --dport 80 -j DROP".into(),
+            vec![8, 5],
+        ));
+        for (i, (cmd, want)) in steps.iter().enumerate() {
+            let words: Vec<&str> = cmd.split(' ').collect();
+            let o = ParseOpts {
+                family: Family::Ipv4,
+                restore: false,
+                table: None,
+                prog: "iptables",
+            };
+            let p = parse(&words, o).expect("parse");
+            execute_owned(
+                model.table_mut(Family::Ipv4, TableKind::Filter),
+                p.clone(),
+                &mut String::new(),
+            )
+            .expect("model");
+            let mut s = Session::open(Family::Ipv4).expect("session");
+            s.compile = Some(RunOpts { min_len: 4 });
+            s.iptables(p)
+                .unwrap_or_else(|e| panic!("step {i} {cmd}: {e:?}"));
+            assert_eq!(kernel_save(&mut s), model_save(&model), "step {i} {cmd}");
+            let mut got = run_sets();
+            got.sort_unstable();
+            let mut want = want.clone();
+            want.sort_unstable();
+            assert_eq!(got, want, "step {i} {cmd}: run sizes");
+        }
+    });
+    if done.is_none() {
+        eprintln!("SKIP: appends_join_and_start_runs needs root");
+    }
+}
