@@ -135,6 +135,9 @@ fn delete(name: &str) {
 
 /// Children running now (killed when the harness is interrupted).
 static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// Files services leave behind (their sockets), removed when the harness
+/// is interrupted (else by the guard that started them).
+static LEFTOVERS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static SIGNALS: Once = Once::new();
 
 /// Make SIGINT, SIGTERM and SIGHUP remove every live namespace at once
@@ -162,9 +165,15 @@ pub fn watch_signals() {
             if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
                 return;
             }
-            for pid in CHILDREN.lock().map(|c| c.clone()).unwrap_or_default() {
+            // Held until exit: a service spawns under this lock, so none
+            // can start after this point and outlive the harness.
+            let children = CHILDREN.lock().unwrap_or_else(|e| e.into_inner());
+            for pid in children.iter() {
                 // SAFETY: kill(2) on a child we have not reaped yet.
-                unsafe { kill(pid as c_int, SIGKILL) };
+                unsafe { kill(*pid as c_int, SIGKILL) };
+            }
+            for f in LEFTOVERS.lock().map(|l| l.clone()).unwrap_or_default() {
+                let _ = std::fs::remove_file(f);
             }
             crate::rcu::restore();
             // Kept locked until exit: nothing new gets created meanwhile.
@@ -300,6 +309,10 @@ impl Netns {
             });
         }
         self.leftovers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(leaves.iter().cloned());
+        LEFTOVERS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(leaves.iter().cloned());
@@ -453,7 +466,10 @@ impl Drop for Netns {
             .unwrap_or_else(|e| e.into_inner())
             .drain(..)
         {
-            let _ = std::fs::remove_file(f);
+            let _ = std::fs::remove_file(&f);
+            if let Ok(mut l) = LEFTOVERS.lock() {
+                l.retain(|x| *x != f);
+            }
         }
         self.fd = None;
         delete(&self.name);

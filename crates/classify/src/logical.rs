@@ -36,11 +36,7 @@ pub fn eval_hook(
     pkt: &Packet,
     ch: Choices,
 ) -> Result<Outcome, Unsupported> {
-    let mut st = State {
-        mark: pkt.mark,
-        counted: Vec::new(),
-        trace: None,
-    };
+    let mut st = State::new(pkt.mark, false);
     eval_tables(rs, hook, pkt, ch, &mut st)
 }
 
@@ -69,11 +65,7 @@ pub fn trace_hook(
     pkt: &Packet,
     ch: Choices,
 ) -> Result<(Outcome, Vec<Step>), Unsupported> {
-    let mut st = State {
-        mark: pkt.mark,
-        counted: Vec::new(),
-        trace: Some(Vec::new()),
-    };
+    let mut st = State::new(pkt.mark, true);
     let o = eval_tables(rs, hook, pkt, ch, &mut st)?;
     Ok((o, st.trace.unwrap_or_default()))
 }
@@ -107,11 +99,7 @@ pub fn eval_table(
     pkt: &Packet,
     ch: Choices,
 ) -> Result<Outcome, Unsupported> {
-    let mut st = State {
-        mark: pkt.mark,
-        counted: Vec::new(),
-        trace: None,
-    };
+    let mut st = State::new(pkt.mark, false);
     let v = eval_chain(t, chain, pkt, ch, &mut st)?;
     Ok(st.outcome(v))
 }
@@ -124,6 +112,14 @@ struct State {
 }
 
 impl State {
+    fn new(mark: u32, trace: bool) -> State {
+        State {
+            mark,
+            counted: Vec::new(),
+            trace: trace.then(Vec::new),
+        }
+    }
+
     fn outcome(&mut self, verdict: Verdict) -> Outcome {
         Outcome {
             verdict,
@@ -390,18 +386,7 @@ fn ttl(mode: u8, have: u8, want: u8) -> bool {
 
 fn conntrack(c: &m::conntrack::Conntrack, pkt: &Packet) -> Result<bool, Unsupported> {
     use m::conntrack::{ST_DNAT, ST_SNAT};
-    let others = c.proto.is_some()
-        || c.origsrc.is_some()
-        || c.origdst.is_some()
-        || c.replsrc.is_some()
-        || c.repldst.is_some()
-        || c.origsrcport.is_some()
-        || c.origdstport.is_some()
-        || c.replsrcport.is_some()
-        || c.repldstport.is_some()
-        || c.status.is_some()
-        || c.expire.is_some()
-        || c.dir_reply.is_some();
+    let others = c.tests_beyond_state();
     match c.state {
         Some((mask, invert)) if !others && mask & (ST_SNAT | ST_DNAT) == 0 => {
             Ok((pkt.ct.xt_bit() & mask != 0) != invert)

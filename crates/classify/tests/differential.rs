@@ -17,14 +17,7 @@ const PACKETS: u64 = 2600;
 
 fn load(text: &str, family: Family) -> Ruleset<iptables::Rule> {
     let mut rs = Ruleset::new();
-    let o = RestoreOpts {
-        family,
-        noflush: false,
-        counters: false,
-        test: false,
-        table: None,
-        prog: "iptables-restore",
-    };
+    let o = RestoreOpts::new(family, "iptables-restore");
     restore(&mut rs, text, &o)
         .unwrap_or_else(|e| panic!("{}\n{text}", e.render("iptables-restore")));
     rs

@@ -434,32 +434,16 @@ impl KernelApply {
                 execute_owned(t, p, out)?;
                 self.defer(kind, &chain);
             }
-            Command::Append(chain)
-                if self.tails.contains_key(&(kind, chain.clone()))
-                    || (self.model_tails && self.compile.is_some()) =>
-            {
-                if !self.tails.contains_key(&(kind, chain.clone())) {
-                    let tail = self.tail_from_model(kind, t, &chain);
-                    self.tails.insert((kind, chain.clone()), tail);
-                }
-                let before = t.chain(&chain).map(|c| c.len).unwrap_or(0);
-                execute_owned(t, p, out)?;
-                let after = t.chain(&chain).map(|c| c.len).unwrap_or(0);
-                let added: Vec<(RuleId, Rule, Counters)> = (before + 1..=after)
-                    .filter_map(|pos| t.rule_at(&chain, pos).ok())
-                    .map(|r| (r.id, r.body.clone(), r.counters))
-                    .collect();
-                for (id, r, c) in added {
-                    // An identical rule before it: the run may hold its key.
-                    let twin = self.model_tails
-                        && t.find_spec(&chain, &r)
-                            .ok()
-                            .flatten()
-                            .is_some_and(|(_, first)| first != id);
-                    self.append_to_tail(kind, &chain, (id, r, c), twin)?;
-                }
-            }
             Command::Append(chain) => {
+                // Runs: the chain's end as read for this command, or (a
+                // whole model) as the model has it.
+                let key = (kind, chain.clone());
+                let runs =
+                    self.tails.contains_key(&key) || (self.model_tails && self.compile.is_some());
+                if runs && !self.tails.contains_key(&key) {
+                    let tail = self.tail_from_model(kind, t, &chain);
+                    self.tails.insert(key, tail);
+                }
                 let before = t.chain(&chain).map(|c| c.len).unwrap_or(0);
                 execute_owned(t, p, out)?;
                 let after = t.chain(&chain).map(|c| c.len).unwrap_or(0);
@@ -470,7 +454,17 @@ impl KernelApply {
                     .map(|r| (r.id, r.body.clone(), r.counters))
                     .collect();
                 for (id, r, c) in added {
-                    self.new_rule(kind, &chain, id, &r, c, Placement::Append, None)?;
+                    if !runs {
+                        self.new_rule(kind, &chain, id, &r, c, Placement::Append, None)?;
+                        continue;
+                    }
+                    // An identical rule before it: the run may hold its key.
+                    let twin = self.model_tails
+                        && t.find_spec(&chain, &r)
+                            .ok()
+                            .flatten()
+                            .is_some_and(|(_, first)| first != id);
+                    self.append_to_tail(kind, &chain, (id, r, c), twin)?;
                 }
             }
             Command::Insert(chain, n) => {

@@ -154,6 +154,9 @@ pub struct Tail {
 /// A run at the end of a chain.
 #[derive(Clone, Debug)]
 pub struct TailRun {
+    /// Its index in [`crate::plan::KernelApply::runs`] when the apply
+    /// knows it (a whole model), so joined rules are registered as members.
+    pub index: Option<u32>,
     pub rule: crate::plan::Loc,
     pub set: String,
     pub key: compile::runs::KeyKind,
@@ -209,6 +212,7 @@ pub fn tail(
                         retarget(&mut shape, tg);
                     }
                     Some(TailRun {
+                        index: None,
                         rule: crate::plan::Loc::Handle(kr.handle),
                         set,
                         key,

@@ -119,6 +119,7 @@ impl KernelApply {
         if let Some(ri) = self.run_of(kind, last.id) {
             if let Some(run) = self.runs.get(ri as usize).and_then(Option::as_ref) {
                 tail.run = run.shape.clone().map(|shape| crate::read::TailRun {
+                    index: Some(ri),
                     rule: run.rule,
                     set: run.set.clone(),
                     key: run.key,
@@ -193,6 +194,13 @@ impl KernelApply {
                 self.batch
                     .create(&SetElems::new(fam, &tname, &set, vec![el]), self.tag);
                 self.joined_run = true;
+                if let Some(ri) = tr.index {
+                    self.members.insert((kind, id), ri);
+                    self.locs.remove(&(kind, id));
+                    if let Some(run) = self.runs.get_mut(ri as usize).and_then(Option::as_mut) {
+                        run.len += 1;
+                    }
+                }
                 return Ok(());
             }
         }
@@ -233,8 +241,10 @@ impl KernelApply {
                 let (rs, key, map, shape) = (set.name.clone(), set.key, set.map, set.shape.clone());
                 self.new_run(kind, chain, lowered, *set, &members)?;
                 let rule = self.runs.last().and_then(|x| x.as_ref()).map(|x| x.rule);
+                let index = Some(self.runs.len() as u32 - 1);
                 tail.plain.clear();
                 tail.run = rule.map(|rule| crate::read::TailRun {
+                    index,
                     rule,
                     set: rs,
                     key,

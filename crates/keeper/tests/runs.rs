@@ -18,14 +18,7 @@ const SEEDS: u64 = 25;
 const STEPS: usize = 30;
 
 fn ropts() -> RestoreOpts<'static> {
-    RestoreOpts {
-        family: Family::Ipv4,
-        noflush: false,
-        counters: false,
-        test: false,
-        table: None,
-        prog: "iptables-restore",
-    }
+    RestoreOpts::new(Family::Ipv4, "iptables-restore")
 }
 
 /// The kernel's filter table as iptables-save prints it, without comments.

@@ -244,14 +244,7 @@ fn ruleset_from(o: &Opts, prog: &str) -> Result<Ruleset<Rule>, String> {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
             let mut rs = Ruleset::new();
-            let ro = RestoreOpts {
-                family: o.family,
-                noflush: false,
-                counters: false,
-                test: false,
-                table: None,
-                prog,
-            };
+            let ro = RestoreOpts::new(o.family, prog);
             restore(&mut rs, &text, &ro).map_err(|e| format!("{path}: {}", e.render(prog)))?;
             Ok(rs)
         }

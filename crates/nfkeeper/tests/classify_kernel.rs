@@ -26,14 +26,7 @@ const RULESETS: u64 = 5;
 const PACKETS: u64 = 2_200;
 
 fn ropts() -> RestoreOpts<'static> {
-    RestoreOpts {
-        family: Family::Ipv4,
-        noflush: false,
-        counters: false,
-        test: false,
-        table: None,
-        prog: "iptables-restore",
-    }
+    RestoreOpts::new(Family::Ipv4, "iptables-restore")
 }
 
 /// Send each packet (IPv4 header and all) from namespace `ns` through a

@@ -102,9 +102,16 @@ impl Serve {
     }
 
     fn start_at(ns: &Ns, sock: &Path, extra: &[&str]) -> Serve {
+        Self::launch(ns, sock, &[], extra)
+    }
+
+    /// `nfkeeper FLAGS serve --quiet --socket SOCK EXTRA`, once it answers.
+    fn launch(ns: &Ns, sock: &Path, flags: &[&str], extra: &[&str]) -> Serve {
         let child = Command::new("nsenter")
             .arg(ns.path())
-            .args([BIN, "serve", "--quiet", "--socket"])
+            .arg(BIN)
+            .args(flags)
+            .args(["serve", "--quiet", "--socket"])
             .arg(sock)
             .args(extra)
             .stdin(Stdio::null())
@@ -672,27 +679,7 @@ fn netns_option_status_and_metrics() {
 fn runs_through_the_daemon() {
     let Some(ns) = Ns::new("runs") else { return };
     let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
-    let child = Command::new("nsenter")
-        .arg(ns.path())
-        .args([BIN, "--compile-runs", "serve", "--quiet", "--socket"])
-        .arg(&sock)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn serve");
-    let mut serve = Serve {
-        child,
-        sock: sock.clone(),
-    };
-    let t0 = Instant::now();
-    while std::os::unix::net::UnixStream::connect(&sock).is_err() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "serve did not start"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let mut serve = Serve::launch(&ns, &sock, &["--compile-runs"], &[]);
     let mut model: ruleset::Ruleset<iptables::Rule> = ruleset::Ruleset::new();
     let mut restore_text =
         String::from("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
@@ -702,14 +689,7 @@ fn runs_through_the_daemon() {
     restore_text.push_str("COMMIT\n");
     let o = ns.run("daemon", &sock, &["iptables-restore"], &restore_text);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let ro = iptables::exec::RestoreOpts {
-        family: ruleset::Family::Ipv4,
-        noflush: false,
-        counters: false,
-        test: false,
-        table: None,
-        prog: "iptables-restore",
-    };
+    let ro = iptables::exec::RestoreOpts::new(ruleset::Family::Ipv4, "iptables-restore");
     iptables::exec::restore(&mut model, &restore_text, &ro).expect("model");
     let mut cmds: Vec<String> = (7..=10)
         .map(|i| format!("-A FORWARD -s 10.0.0.{i} -j ACCEPT"))
@@ -717,6 +697,10 @@ fn runs_through_the_daemon() {
     cmds.push("-A FORWARD -s 10.0.0.2 -j ACCEPT".into());
     cmds.extend((11..=13).map(|i| format!("-A FORWARD -s 10.0.0.{i} -j ACCEPT")));
     cmds.push("-D FORWARD -s 10.0.0.4/32 -j ACCEPT".into());
+    // A member that joined through the daemon, by spec and by number.
+    cmds.push("-D FORWARD -s 10.0.0.8/32 -j ACCEPT".into());
+    cmds.push("-D FORWARD 7".into());
+    cmds.push("-A FORWARD -s 10.0.0.14 -j ACCEPT".into());
     for c in &cmds {
         let mut argv = vec!["iptables"];
         argv.extend(c.split(' '));
@@ -762,8 +746,8 @@ fn runs_through_the_daemon() {
         .map(|l| format!("{l}\n"))
         .collect();
     assert_eq!(got, want);
-    // The first run (6 restored + 4 appended - 1 deleted) and the second
-    // (the repeated key and the three after it) are the chain's only rules.
+    // The first run (6 restored + 4 appended - 3 deleted) and the second
+    // (the repeated key and the four after it) are the chain's only rules.
     let o = Command::new("nsenter")
         .arg(ns.path())
         .args(["nft", "list", "chain", "ip", "nfkeeper_filter", "FORWARD"])

@@ -67,6 +67,7 @@ pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
                 "nfkeeper" => Ok(Box::new(Iptables::nfkeeper())),
                 "nfkeeper-daemon" => Ok(Box::new(Iptables::nfkeeper_daemon())),
                 "nfkeeper-runs" => Ok(Box::new(Iptables::nfkeeper_runs())),
+                "nfkeeper-daemon-runs" => Ok(Box::new(Iptables::nfkeeper_daemon_runs())),
                 "iptables-legacy" => Ok(Box::new(Iptables::legacy())),
                 "iptables-nft" => Ok(Box::new(Iptables::nft())),
                 "nft" => Ok(Box::new(Nft)),
@@ -189,6 +190,15 @@ impl Iptables {
         }
     }
 
+    /// [`Iptables::nfkeeper_daemon`] with a daemon that compiles runs
+    /// (`nfkeeper --compile-runs serve`).
+    pub fn nfkeeper_daemon_runs() -> Iptables {
+        Iptables {
+            name: "nfkeeper-daemon-runs",
+            ..Iptables::nfkeeper_daemon()
+        }
+    }
+
     /// The same command lines through a warm `nfkeeper serve` (the CLI
     /// forced to the daemon with `--daemon`; it fails rather than fall
     /// back to direct mode).
@@ -220,11 +230,13 @@ impl Iptables {
             ns.inode().map_err(RunError::Io)?
         );
         let _ = std::fs::remove_file(&sock);
-        ns.spawn_service(
-            &[self.bin[0].as_str(), "serve", "--quiet"],
-            &[std::path::PathBuf::from(&sock)],
-        )
-        .map_err(RunError::Io)?;
+        let mut argv = vec![self.bin[0].as_str()];
+        if self.name.ends_with("-runs") {
+            argv.push("--compile-runs");
+        }
+        argv.extend(["serve", "--quiet"]);
+        ns.spawn_service(&argv, &[std::path::PathBuf::from(&sock)])
+            .map_err(RunError::Io)?;
         let t0 = std::time::Instant::now();
         while std::os::unix::net::UnixStream::connect(&sock).is_err() {
             if ns.service_state() != Some(true) || t0.elapsed() > Duration::from_secs(60) {

@@ -28,6 +28,21 @@ pub struct RestoreOpts<'a> {
     pub prog: &'a str,
 }
 
+impl<'a> RestoreOpts<'a> {
+    /// A plain restore of every table (no --noflush, --counters, --test
+    /// or --table) by program `prog`.
+    pub fn new(family: Family, prog: &'a str) -> Self {
+        RestoreOpts {
+            family,
+            noflush: false,
+            counters: false,
+            test: false,
+            table: None,
+            prog,
+        }
+    }
+}
+
 /// A restore failure tied to its input line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RestoreError {

@@ -87,18 +87,7 @@ fn port(cx: &mut Cx, key: u32, dir: u8, p: &CtPorts) {
 }
 
 pub fn lower(m: &Conntrack, cx: &mut Cx) -> Result<()> {
-    let others = m.proto.is_some()
-        || m.origsrc.is_some()
-        || m.origdst.is_some()
-        || m.replsrc.is_some()
-        || m.repldst.is_some()
-        || m.origsrcport.is_some()
-        || m.origdstport.is_some()
-        || m.replsrcport.is_some()
-        || m.repldstport.is_some()
-        || m.status.is_some()
-        || m.expire.is_some()
-        || m.dir_reply.is_some();
+    let others = m.tests_beyond_state();
     if let Some((mask, inv)) = m.state {
         let nat = mask & (ST_SNAT | ST_DNAT);
         let std = mask & !(ST_SNAT | ST_DNAT);

@@ -177,6 +177,24 @@ pub struct Conntrack {
     pub dir_reply: Option<bool>,
 }
 
+impl Conntrack {
+    /// Whether it tests anything besides `--ctstate`.
+    pub fn tests_beyond_state(&self) -> bool {
+        self.proto.is_some()
+            || self.origsrc.is_some()
+            || self.origdst.is_some()
+            || self.replsrc.is_some()
+            || self.repldst.is_some()
+            || self.origsrcport.is_some()
+            || self.origdstport.is_some()
+            || self.replsrcport.is_some()
+            || self.repldstport.is_some()
+            || self.status.is_some()
+            || self.expire.is_some()
+            || self.dir_reply.is_some()
+    }
+}
+
 const O_STATE: u8 = 0;
 const O_PROTO: u8 = 1;
 const O_ORIGSRC: u8 = 2;
