@@ -1,19 +1,34 @@
-//! Coherence with the kernel: a watcher thread follows nftables events and
-//! flags our tables that someone else changed (nft, another nfkeeper
-//! process, a restarted daemon) so the writer re-reads exactly those before
-//! it uses them. Our own changes are recognised by the netlink port id of
-//! the writer's socket, which the kernel puts in every notification.
+//! Coherence with the kernel: an nftables event socket tells which of our
+//! tables someone else changed (nft, another nfkeeper process, a restarted
+//! daemon), so the writer re-reads exactly those before it uses them. Our
+//! own changes are recognised by the netlink port id of the writer's
+//! socket, which the kernel puts in every notification.
+//!
+//! No thread waits on the socket. The kernel queues notifications on it
+//! when a transaction commits; they are read without blocking and folded
+//! in ([`Coherence::drain`]) by whoever needs them next: the writer before
+//! it decides whether the model may be trusted, a read before it lists the
+//! model, and a slow timer ([`tick`]) while no request comes, so the queue
+//! cannot fill up and foreign changes are logged within a tick. A commit
+//! of ours thus wakes nobody (waking an idle thread per commit cost tens
+//! of µs on the critical path of every write).
 //!
 //! Ordering: each committed transaction ends with a NEWGEN notification
-//! carrying the new generation id; once the watcher has seen generation G,
-//! every change up to G is flagged. The writer, finding the kernel at G,
-//! waits for that before trusting the model ([`Coherence::wait_seen`]).
+//! carrying the new generation id; once the NEWGEN of generation G has
+//! been drained, every change up to G is flagged. The writer, finding the
+//! kernel at G, drains until it has seen that before trusting the model
+//! ([`Coherence::wait_seen`]). Events are read and folded under one lock,
+//! so they are folded in the kernel's order whoever drains.
 
 use crate::metrics::Metrics;
+use nft::EventSocket;
 use ruleset::{Family, TableKind};
 use std::collections::HashSet;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// How often [`tick`] drains while no request does.
+pub const TICK: Duration = Duration::from_millis(250);
 
 /// Tables to re-read.
 #[derive(Default, Debug)]
@@ -26,22 +41,24 @@ pub struct Stale {
 #[derive(Default)]
 struct State {
     stale: Stale,
-    /// The newest generation whose NEWGEN the watcher has seen.
+    /// The newest generation whose NEWGEN has been drained.
     seen_gen: Option<u32>,
-    /// The watcher is running (else nothing is ever "seen").
+    /// The event socket is open (else nothing is ever "seen").
     watching: bool,
-    /// The watcher could not subscribe.
-    gave_up: bool,
     /// Port id of the writer's socket: its notifications are ours.
     our_portid: u32,
     /// Tables changed by someone else since the last NEWGEN.
     pending: Vec<(Family, TableKind)>,
 }
 
+/// Lock order: `events` before `st` (draining holds both; everything else
+/// takes only `st`, briefly).
 #[derive(Default)]
 pub struct Coherence {
     st: Mutex<State>,
-    cv: Condvar,
+    /// The non-blocking event socket, `None` if not watching. Whoever holds
+    /// it reads and folds in what it read before letting go.
+    events: Mutex<Option<EventSocket>>,
 }
 
 /// Our table `name` in nftables family `fam`, if it is one.
@@ -56,28 +73,80 @@ fn ours(fam: u8, name: &str) -> Option<(Family, TableKind)> {
 }
 
 impl Coherence {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.st.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn events(&self) -> MutexGuard<'_, Option<EventSocket>> {
+        self.events.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Set before [`Coherence::watch`] and before any commit.
     pub fn set_our_portid(&self, p: u32) {
         self.lock().our_portid = p;
     }
 
-    /// Wait (bounded) until the watcher has subscribed or given up.
-    pub fn wait_watching(&self, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
-        let mut s = self.lock();
-        while !s.watching && !s.gave_up {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
+    /// Subscribe to nftables events of the calling thread's network
+    /// namespace. Call it before the model is read, so that a change after
+    /// the read is seen. False (logged) if the socket can't be opened: the
+    /// daemon still works, re-reading every table whenever the generation
+    /// moved.
+    pub fn watch(&self) -> bool {
+        self.watch_with(EventSocket::open())
+    }
+
+    fn watch_with(&self, es: Result<EventSocket, nft::Error>) -> bool {
+        match es.and_then(|es| es.set_nonblocking().map(|()| es)) {
+            Ok(es) => {
+                *self.events() = Some(es);
+                self.lock().watching = true;
+                true
             }
-            s = self
-                .cv
-                .wait_timeout(s, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            Err(e) => {
+                crate::log::line(&format!(
+                    "event=warning what=\"no nftables events ({e}); every foreign commit re-reads all tables\""
+                ));
+                false
+            }
+        }
+    }
+
+    /// Read everything queued on the event socket, without blocking, and
+    /// fold it in: foreign changes of our tables become stale at their
+    /// NEWGEN (and are logged and counted), lost events make everything
+    /// stale. Costs one non-blocking receive when nothing is queued; a
+    /// no-op when not watching.
+    pub fn drain(&self, m: &Metrics) {
+        if let Some(es) = self.events().as_mut() {
+            self.read(es, m, None);
+        }
+    }
+
+    /// One read, then everything still queued: first waits up to `wait`
+    /// for something to arrive (`None`: not at all). False if the socket
+    /// failed (then everything is stale).
+    fn read(&self, es: &mut EventSocket, m: &Metrics, wait: Option<Duration>) -> bool {
+        let mut r = match wait {
+            Some(t) => es.recv(Some(t)),
+            None => es.try_recv(),
+        };
+        loop {
+            match r {
+                Ok(evs) if evs.is_empty() => return true,
+                Ok(evs) => {
+                    if evs.iter().any(|e| e.overrun) {
+                        m.resyncs_lost_events.inc();
+                        self.lost_events();
+                    }
+                    self.absorb(&evs, m);
+                }
+                Err(e) => {
+                    crate::log::line(&format!("event=warning what=\"events: {e}\""));
+                    self.lost_events();
+                    return false;
+                }
+            }
+            r = es.try_recv();
         }
     }
 
@@ -86,6 +155,7 @@ impl Coherence {
         self.lock().stale.tables.insert((f, k));
     }
 
+    /// Whether anything is flagged (as of the last drain).
     pub fn has_stale(&self) -> bool {
         let s = self.lock();
         s.stale.all || !s.stale.tables.is_empty()
@@ -96,9 +166,10 @@ impl Coherence {
     }
 
     /// Whether the model at generation `g` may be trusted without asking
-    /// the kernel: the watcher runs, nothing is flagged stale, and it has
-    /// seen no generation after `g`. A change whose events are still in
-    /// flight is caught by the kernel instead (the commit carries `g`).
+    /// the kernel: events are watched, nothing is flagged stale, and no
+    /// generation after `g` has been drained. The caller drains first; a
+    /// change whose events are still in flight is caught by the kernel
+    /// instead (the commit carries `g`).
     pub fn quiet_since(&self, g: u32) -> bool {
         let s = self.lock();
         s.watching
@@ -107,35 +178,40 @@ impl Coherence {
             && s.seen_gen.is_none_or(|seen| g.wrapping_sub(seen) < 1 << 31)
     }
 
-    /// Wait until the watcher has seen generation `g` (or a later one).
-    /// False on timeout or when no watcher runs: the caller must then
-    /// assume every table changed.
-    pub fn wait_seen(&self, g: u32, timeout: Duration) -> bool {
+    fn seen(&self, g: u32) -> bool {
+        // Generation ids wrap; "seen ≥ g" within half the range.
+        self.lock()
+            .seen_gen
+            .is_some_and(|seen| seen.wrapping_sub(g) < 1 << 31)
+    }
+
+    /// Drain until generation `g` (or a later one) has been seen, waiting
+    /// for the socket between attempts. False on timeout, on a socket
+    /// error or when not watching: the caller must then assume every
+    /// table changed.
+    pub fn wait_seen(&self, g: u32, timeout: Duration, m: &Metrics) -> bool {
         let deadline = Instant::now() + timeout;
-        let mut s = self.lock();
+        let mut guard = self.events();
+        let Some(es) = guard.as_mut() else {
+            return false;
+        };
+        let mut wait = None;
         loop {
-            if !s.watching {
+            if !self.read(es, m, wait) {
                 return false;
             }
-            // Generation ids wrap; "seen ≥ g" within half the range.
-            if s.seen_gen
-                .is_some_and(|seen| seen.wrapping_sub(g) < 1 << 31)
-            {
+            if self.seen(g) {
                 return true;
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return false;
             }
-            s = self
-                .cv
-                .wait_timeout(s, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            wait = Some(left);
         }
     }
 
-    /// Fold one batch of events (see [`watch`]).
+    /// Fold one batch of events, in the order the kernel queued them.
     fn absorb(&self, events: &[nft::events::Event], m: &Metrics) {
         let mut s = self.lock();
         for e in events {
@@ -177,50 +253,138 @@ impl Coherence {
                 }
             }
         }
-        drop(s);
-        self.cv.notify_all();
     }
 
     fn lost_events(&self) {
         let mut s = self.lock();
         s.stale.all = true;
         s.seen_gen = None;
-        drop(s);
-        self.cv.notify_all();
     }
 }
 
-/// The watcher thread's body: follow events forever. If the event socket
-/// can't be opened the daemon still works, re-reading every table
-/// whenever the generation moved.
-pub fn watch(c: &Coherence, m: &Metrics) {
-    let mut es = match nft::events::EventSocket::open() {
-        Ok(es) => es,
-        Err(e) => {
-            crate::log::line(&format!(
-                "event=warning what=\"no nftables events ({e}); every foreign commit re-reads all tables\""
-            ));
-            c.lock().gave_up = true;
-            c.cv.notify_all();
-            return;
-        }
-    };
-    c.lock().watching = true;
-    c.cv.notify_all();
+/// The timer thread's body: drain every `every`, forever, so the socket's
+/// queue cannot fill up while no request drains it, and foreign changes
+/// are logged within a tick. It sleeps in between rather than waiting on
+/// the socket, so commits don't wake it.
+pub fn tick(c: &Coherence, m: &Metrics, every: Duration) -> ! {
     loop {
-        match es.recv(Some(Duration::from_secs(1))) {
-            Ok(evs) => {
-                if evs.iter().any(|e| e.overrun) {
-                    m.resyncs_lost_events.inc();
-                    c.lost_events();
-                }
-                c.absorb(&evs, m);
-            }
-            Err(e) => {
-                crate::log::line(&format!("event=warning what=\"events: {e}\""));
-                c.lost_events();
-                std::thread::sleep(Duration::from_millis(100));
-            }
+        std::thread::sleep(every);
+        c.drain(m);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Against a real kernel, each test in a fresh network namespace
+    //! (skipped when not root). No thread drains here: everything is seen
+    //! only when asked for.
+    use super::*;
+    use nft::batch::Placement;
+    use nft::{Chain, Expr, Rule, Socket, Table, Verdict};
+
+    const F: nft::Family = nft::Family::Ipv4;
+    const T: &str = "nfkeeper_filter";
+    const FILTER: (Family, TableKind) = (Family::Ipv4, TableKind::Filter);
+
+    fn commit(s: &mut Socket, rules: usize, table: &str) -> u32 {
+        let mut b = s.batch(None);
+        b.add(&Table::new(F, table), 0);
+        b.add(&Chain::new(F, table, "INPUT"), 0);
+        for i in 0..rules {
+            let r = Rule::new(
+                F,
+                table,
+                "INPUT",
+                vec![Expr::counter(), Expr::verdict(Verdict::Accept)],
+            );
+            b.add_rule(&r, Placement::Append, false, i as nft::Tag);
         }
+        let rep = s.commit(&mut b).unwrap();
+        assert!(rep.outcome.is_ok(), "{rep:?}");
+        s.gen().unwrap().id
+    }
+
+    fn watched(ours: &Socket) -> Coherence {
+        let c = Coherence::default();
+        c.set_our_portid(ours.portid());
+        assert!(c.watch());
+        c
+    }
+
+    #[test]
+    fn drain_ignores_ours_and_flags_foreign() {
+        testkit::in_netns(|| {
+            let m = Metrics::default();
+            let mut ours = Socket::open().unwrap();
+            let mut other = Socket::open().unwrap();
+            let c = watched(&ours);
+            let g1 = commit(&mut ours, 1, T);
+            // Nothing is read until someone drains.
+            assert!(!c.seen(g1));
+            c.drain(&m);
+            assert!(c.seen(g1) && !c.has_stale());
+            assert!(c.quiet_since(g1));
+            assert!(!c.quiet_since(g1.wrapping_sub(1)));
+            assert!(c.wait_seen(g1, Duration::ZERO, &m));
+
+            // Someone else changes our table and one that is not ours.
+            commit(&mut other, 0, "not_ours");
+            let g2 = commit(&mut other, 2, T);
+            assert!(!c.has_stale(), "flagged before any drain");
+            c.drain(&m);
+            assert!(c.seen(g2) && !c.quiet_since(g1));
+            let st = c.take_stale();
+            assert!(!st.all);
+            assert_eq!(st.tables, HashSet::from([FILTER]));
+            assert_eq!(m.foreign_changes.get(), 1);
+            assert!(c.quiet_since(g2));
+
+            // A generation nobody committed: times out, after the timeout.
+            let t0 = Instant::now();
+            assert!(!c.wait_seen(g2.wrapping_add(1), Duration::from_millis(50), &m));
+            assert!(t0.elapsed() >= Duration::from_millis(50));
+
+            // A commit that lands while waiting: wait_seen polls the socket.
+            let t = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(30));
+                commit(&mut other, 1, T)
+            });
+            assert!(c.wait_seen(g2.wrapping_add(1), Duration::from_secs(5), &m));
+            assert_eq!(t.join().unwrap(), g2.wrapping_add(1));
+            assert_eq!(c.take_stale().tables, HashSet::from([FILTER]));
+            assert_eq!(m.foreign_changes.get(), 2);
+            assert_eq!(m.resyncs_lost_events.get(), 0);
+        });
+    }
+
+    #[test]
+    fn lost_events_make_everything_stale() {
+        testkit::in_netns(|| {
+            let m = Metrics::default();
+            let ours = Socket::open().unwrap();
+            let mut other = Socket::open().unwrap();
+            let c = Coherence::default();
+            c.set_our_portid(ours.portid());
+            assert!(c.watch_with(EventSocket::with_rcvbuf(1)));
+            let g = commit(&mut other, 500, T);
+            c.drain(&m);
+            assert!(c.take_stale().all);
+            assert!(m.resyncs_lost_events.get() >= 1);
+            // Back in step with the next commit drained whole.
+            let g2 = commit(&mut other, 1, T);
+            assert!(c.wait_seen(g2, Duration::from_secs(5), &m));
+            assert!(c.seen(g) && !c.take_stale().all);
+        });
+    }
+
+    #[test]
+    fn not_watching_trusts_nothing() {
+        let m = Metrics::default();
+        let c = Coherence::default();
+        c.drain(&m);
+        assert!(!c.quiet_since(1) && !c.has_stale());
+        let t0 = Instant::now();
+        assert!(!c.wait_seen(1, Duration::from_secs(5), &m));
+        assert!(t0.elapsed() < Duration::from_secs(1));
     }
 }

@@ -159,9 +159,11 @@ fn submit(sh: &Shared, who: &str, fam: Family, prog: &str, what: String, work: W
     })
 }
 
-/// Before a read from the model: bring tables changed by someone else up
-/// to date (through the writer, which owns the kernel socket).
+/// Before a read from the model: take in the change events queued so far,
+/// then bring tables changed by someone else up to date (through the
+/// writer, which owns the kernel socket).
 fn fresh(sh: &Shared, who: &str, fam: Family, prog: &str) {
+    sh.coherence.drain(&sh.metrics);
     if sh.coherence.has_stale() {
         submit(sh, who, fam, prog, String::new(), Work::Sync);
     }

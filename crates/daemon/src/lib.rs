@@ -6,8 +6,9 @@
 //!
 //! Threads: one acceptor ([`listen`]), one per client connection
 //! ([`conn`]: parses requests, serves reads under a shared lock, queues
-//! writes), one writer ([`writer`]: group commit), one event watcher
-//! ([`coherence`]), and optionally one metrics endpoint ([`metrics`]).
+//! writes), one writer ([`writer`]: group commit), one slow timer that
+//! drains nftables events while no request does ([`coherence::tick`]), and
+//! optionally one metrics endpoint ([`metrics`]).
 //! The protocol is in the `proto` crate and docs/protocol.md.
 
 pub mod coherence;
@@ -326,14 +327,13 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         kernel: Mutex::new(None),
     });
     // Events first, then the read: a change after the read is then seen.
-    {
+    if sh.coherence.watch() {
         let sh = sh.clone();
         std::thread::Builder::new()
             .name("events".into())
-            .spawn(move || coherence::watch(&sh.coherence, &sh.metrics))
+            .spawn(move || coherence::tick(&sh.coherence, &sh.metrics, coherence::TICK))
             .map_err(|e| e.to_string())?;
     }
-    sh.coherence.wait_watching(Duration::from_secs(2));
     *sh.write_lock() =
         warm::Warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
     // The load's transient buffers (the dump, the rule texts) are freed

@@ -4,7 +4,7 @@
 //!
 //! Invariant between groups of writes: for every table, the model equals
 //! what the kernel had at generation `genid`, except tables flagged stale
-//! by the coherence watcher (re-read before they are used).
+//! by [`crate::coherence`] (re-read before they are used).
 
 use iptables::Rule;
 use keeper::plan::KernelApply;

@@ -162,18 +162,24 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
     commit_cmds(sh, sock, cmds);
 }
 
-/// Bring the model to the kernel's current generation: wait until the
-/// event watcher has seen it, then re-read the tables someone else changed.
-/// Unless `force`, trusts the model without asking the kernel when the
-/// watcher has seen nothing since (see [`crate::coherence::Coherence::quiet_since`]).
+/// Bring the model to the kernel's current generation: drain the events
+/// up to it, then re-read the tables someone else changed. Unless `force`,
+/// trusts the model without asking the kernel when the events drained show
+/// nothing since (see [`crate::coherence::Coherence::quiet_since`]).
 fn sync(sh: &Shared, warm: &mut Warm, sock: &mut Socket, force: bool) -> Result<(), Error> {
+    sh.coherence.drain(&sh.metrics);
     if !force && warm.genid != 0 && sh.coherence.quiet_since(warm.genid) {
         return Ok(());
     }
     let g = sock.gen().map_err(kernel_err)?.id;
     let mut stale = sh.coherence.take_stale();
-    if g != warm.genid {
-        if !sh.coherence.wait_seen(g, Duration::from_secs(2)) {
+    // Everything is re-read anyway when events were lost: no need to wait
+    // for a NEWGEN that may have been among them.
+    if g != warm.genid && !stale.all {
+        if !sh
+            .coherence
+            .wait_seen(g, Duration::from_secs(2), &sh.metrics)
+        {
             stale.all = true;
         }
         let more = sh.coherence.take_stale();

@@ -173,12 +173,25 @@ fn compiled_runs_follow_the_model() {
                 assert_eq!(k, m, "seed {seed} step {step}\n{log}\n{text}");
             }
         }
-        // The generated rulesets must actually compile runs.
-        assert!(compiled_runs >= SEEDS as usize, "only {compiled_runs} runs");
+        // The generated rulesets must actually compile runs (counted with
+        // nft as the oracle, when it is installed).
+        if have_nft() {
+            assert!(compiled_runs >= SEEDS as usize, "only {compiled_runs} runs");
+        } else {
+            eprintln!("SKIP: run count check needs nft (apt-get install nftables)");
+        }
     });
     if done.is_none() {
         eprintln!("SKIP: compiled_runs_follow_the_model needs root");
     }
+}
+
+/// Whether the `nft` binary (the oracle for run sets) is installed.
+fn have_nft() -> bool {
+    std::process::Command::new("nft")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Sets named `__nfk_run…` in the namespace and their element counts.
@@ -258,6 +271,9 @@ fn appends_join_and_start_runs() {
             s.iptables(p)
                 .unwrap_or_else(|e| panic!("step {i} {cmd}: {e:?}"));
             assert_eq!(kernel_save(&mut s), model_save(&model), "step {i} {cmd}");
+            if !have_nft() {
+                continue;
+            }
             let mut got = run_sets();
             got.sort_unstable();
             let mut want = want.clone();

@@ -192,14 +192,7 @@ fn run_save(family: Family, prog: &str, args: &[String]) -> i32 {
 }
 
 fn run_restore(family: Family, prog: &str, args: &[String]) -> i32 {
-    let mut o = RestoreOpts {
-        family,
-        noflush: false,
-        counters: false,
-        test: false,
-        table: None,
-        prog,
-    };
+    let mut o = RestoreOpts::new(family, prog);
     let mut file: Option<&str> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {

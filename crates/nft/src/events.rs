@@ -252,6 +252,23 @@ impl EventSocket {
         })
     }
 
+    /// Makes the socket non-blocking (`O_NONBLOCK`), so that no read on
+    /// it can ever wait, whatever flags it uses: for a socket that is only
+    /// drained when someone looks ([`EventSocket::try_recv`]), or waited
+    /// for with a bound ([`EventSocket::recv`] polls first).
+    pub fn set_nonblocking(&self) -> Result<(), Error> {
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own; only the file status flags
+        // change.
+        unsafe {
+            let fl = libc::fcntl(fd, libc::F_GETFL);
+            if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) < 0 {
+                return Err(std::io::Error::last_os_error().into());
+            }
+        }
+        Ok(())
+    }
+
     /// Waits up to `timeout` (`None`: forever) for notifications, then
     /// returns everything queued (see [`EventSocket::try_recv`]). Empty on
     /// timeout.
