@@ -153,6 +153,9 @@ pub struct RunElem {
     pub id: RuleId,
 }
 
+/// Every run set's name starts with this; no other object of ours does.
+pub const SET_PREFIX: &str = "__nfk_run";
+
 /// The named set (or verdict map) of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSet {
@@ -337,7 +340,7 @@ fn run_item(
     if map {
         shape.target = Target::None;
     }
-    let name = format!("__nfk_run{}", members[0].0 .0);
+    let name = format!("{SET_PREFIX}{}", members[0].0 .0);
     let lowered = run_rule(kind, map, &shape, &name, family, table, chain)?;
     let (key_type, key_len) = kind.key_type(family);
     let elems = members

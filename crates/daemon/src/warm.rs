@@ -32,7 +32,7 @@ impl FamState {
     fn new(family: Family) -> FamState {
         let mut ap = KernelApply::new(family, nft::Batch::new(0, None));
         ap.echo = true;
-        // Runs compiled into sets (opt-in, see keeper::session::compile_runs):
+        // Runs compiled into sets (see keeper::session::compile_runs):
         // restores compile them, appends join them from the whole model.
         ap.compile = keeper::session::compile_runs();
         ap.model_tails = true;

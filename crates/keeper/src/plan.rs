@@ -69,6 +69,12 @@ pub struct KernelApply {
     pub(crate) fresh: HashSet<TableKind>,
     /// Chains whose appends wait for [`KernelApply::finish`], in order.
     pub(crate) deferred: Vec<(TableKind, String)>,
+    /// Flushes in this batch of tables it does not replace (`None`: every
+    /// chain), and the run sets they dropped because the apply knew them:
+    /// a session deletes the run sets of chains it did not read (see
+    /// [`crate::read::flushed_run_sets`]).
+    pub(crate) flushed: Vec<(TableKind, Option<String>)>,
+    pub(crate) dropped_sets: Vec<(TableKind, String)>,
     /// Ends of chains read for appends ([`crate::read::tail`]): appends to
     /// them join or start runs.
     pub tails: HashMap<(TableKind, String), crate::read::Tail>,
@@ -139,6 +145,8 @@ impl KernelApply {
             members: HashMap::new(),
             fresh: HashSet::new(),
             deferred: Vec::new(),
+            flushed: Vec::new(),
+            dropped_sets: Vec::new(),
             tails: HashMap::new(),
             model_tails: false,
             joined_run: false,
@@ -157,6 +165,8 @@ impl KernelApply {
         // the chain ends read for it.
         self.fresh.clear();
         self.deferred.clear();
+        self.flushed.clear();
+        self.dropped_sets.clear();
         self.tails.clear();
         self.joined_run = false;
     }
@@ -573,6 +583,9 @@ impl KernelApply {
                     self.flush_chain(kind, c);
                 }
                 self.drop_runs_in(kind, &chains);
+                if !self.fresh.contains(&kind) {
+                    self.flushed.push((kind, chain));
+                }
             }
             Command::Zero { chain, num } => {
                 let chains: Vec<String> = match &chain {

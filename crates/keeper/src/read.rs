@@ -241,6 +241,49 @@ pub fn tail(
     Ok(Some(t))
 }
 
+/// The run sets a flush must delete with the rules it removes (the kernel
+/// refuses nothing here; a set left behind would only leak): those the
+/// kernel rules of `chain` use, or every run set of the table when `chain`
+/// is `None` (a flush of all chains). One set dump of the table, O(its
+/// sets); only when it holds run sets, one rule dump of `chain`, O(its
+/// kernel rules, run rules counting one), userdata decoded, no rule text
+/// parsed.
+pub fn flushed_run_sets(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+    chain: Option<&str>,
+) -> Result<Vec<String>, nft::Error> {
+    let fam = layout::nft_family(family);
+    let tname = layout::table_name(kind);
+    let mut sets: Vec<String> = sock
+        .sets(fam, Some(&tname))?
+        .into_iter()
+        .filter(|s| s.table == tname && s.name.starts_with(compile::runs::SET_PREFIX))
+        .map(|s| s.name)
+        .collect();
+    let Some(chain) = chain else { return Ok(sets) };
+    if sets.is_empty() {
+        return Ok(sets);
+    }
+    let mut used = Vec::new();
+    sock.rules(fam, Some(&tname), Some(chain), |r| {
+        if r.table != tname || r.chain != chain {
+            return Ok(());
+        }
+        let run = r
+            .userdata
+            .and_then(|u| userdata::decode(u).ok())
+            .and_then(|d| d.run);
+        if let Some((_, set)) = run {
+            used.push(set);
+        }
+        Ok(())
+    })?;
+    sets.retain(|s| used.contains(s));
+    Ok(sets)
+}
+
 /// A rule body (the text after `-A CHAIN`) parsed into a rule.
 fn parse_body(family: Family, kind: TableKind, chain: &str, text: &str) -> Option<Rule> {
     let words = tokenize(text).ok()?;

@@ -207,7 +207,13 @@ impl KernelApply {
         tail.run = None;
         let opts = self.compile.unwrap_or_default();
         let need = opts.min_len.max(2) - 1;
-        if tail.plain.len() >= need {
+        // Members list in id order, so only rules whose ids grow in chain
+        // order can become one (an inserted rule has a newer id than the
+        // rules after it).
+        let ordered = |p: &[(RuleId, Rule, Counters, Loc)]| {
+            p.windows(2).all(|w| w[0].0 < w[1].0) && p.last().is_none_or(|l| l.0 < id)
+        };
+        if tail.plain.len() >= need && ordered(&tail.plain[tail.plain.len() - need..]) {
             let from = tail.plain.len() - need;
             let mut cand: Vec<(RuleId, &Rule)> = tail.plain[from..]
                 .iter()
@@ -519,6 +525,7 @@ impl KernelApply {
                 let run = slot.take().expect("checked");
                 self.batch
                     .delete(&nft::Set::new(fam, &tname, &run.set), self.tag);
+                self.dropped_sets.push((kind, run.set));
                 gone.push(i as u32);
             }
         }
@@ -526,6 +533,22 @@ impl KernelApply {
             self.members
                 .retain(|(k, _), ri| !(*k == kind && gone.contains(ri)));
             self.side_effects.insert(kind);
+        }
+    }
+
+    /// Delete the run sets `names` of table `kind` that a flush queued in
+    /// this batch leaves unused (see [`crate::read::flushed_run_sets`]),
+    /// except those already dropped; after the flush, so the kernel drops
+    /// their last reference first.
+    pub(crate) fn drop_unread_run_sets(&mut self, kind: TableKind, names: Vec<String>) {
+        let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
+        for n in names {
+            if self.dropped_sets.iter().any(|(k, s)| *k == kind && *s == n) {
+                continue;
+            }
+            self.batch.delete(&nft::Set::new(fam, &tname, &n), self.tag);
+            self.side_effects.insert(kind);
+            self.dropped_sets.push((kind, n));
         }
     }
 

@@ -23,18 +23,21 @@ pub const SAVE_ORDER: [TableKind; 5] = [
     TableKind::Nat,
 ];
 
-/// Whether restores compile runs of similar rules into sets and verdict
-/// maps (`crate::runs`): opt-in while the planner learns to extend runs
-/// incrementally, with `NFKEEPER_COMPILE=runs` (`runs:N`: runs of at least
-/// N rules; default 4).
+/// Whether runs of similar rules are compiled into sets and verdict maps
+/// (`crate::runs`): by default, runs of at least 4 rules. The environment
+/// decides: `NFKEEPER_COMPILE=off` (every logical rule its own kernel
+/// rule), `runs` (the default) or `runs:N` (runs of at least N rules); any
+/// other value keeps the default.
 pub fn compile_runs() -> Option<compile::runs::RunOpts> {
-    let v = std::env::var("NFKEEPER_COMPILE").ok()?;
-    let rest = v.strip_prefix("runs")?;
     let mut o = compile::runs::RunOpts::default();
-    if let Some(n) = rest.strip_prefix(':') {
-        o.min_len = n.parse().ok()?;
-    } else if !rest.is_empty() {
+    let Ok(v) = std::env::var("NFKEEPER_COMPILE") else {
+        return Some(o);
+    };
+    if v == "off" {
         return None;
+    }
+    if let Some(n) = v.strip_prefix("runs:").and_then(|n| n.parse().ok()) {
+        o.min_len = n;
     }
     Some(o)
 }
@@ -275,6 +278,7 @@ impl Session {
         }
         let mut out = String::new();
         ap.run(kind, &mut snap.table, p.clone(), &mut out)?;
+        self.drop_flushed_run_sets(&mut ap)?;
         match self.commit(&mut ap) {
             // The rule's key is already in the run it would join: append it
             // as a plain rule after the run instead.
@@ -286,6 +290,28 @@ impl Session {
             }
             r => r.map(|()| out),
         }
+    }
+
+    /// The run sets of chains the batch flushed without having read them
+    /// go with their rules (the read covered only the chains' names).
+    fn drop_flushed_run_sets(&mut self, ap: &mut KernelApply) -> Result<(), Error> {
+        let mut flushed = std::mem::take(&mut ap.flushed);
+        flushed.dedup();
+        for (kind, chain) in flushed {
+            let sets = match crate::read::flushed_run_sets(
+                &mut self.sock,
+                self.family,
+                kind,
+                chain.as_deref(),
+            ) {
+                Ok(s) => s,
+                // A chain the batch creates: nothing of it in the kernel.
+                Err(nft::Error::Kernel { code: -2, .. }) => Vec::new(),
+                Err(e) => return Err(kernel_err(e)),
+            };
+            ap.drop_unread_run_sets(kind, sets);
+        }
+        Ok(())
     }
 
     /// The logical ruleset of every one of our tables (read whole).
@@ -393,6 +419,7 @@ impl Session {
             return Ok(stats);
         }
         ap.finish(&rs).map_err(at0)?;
+        self.drop_flushed_run_sets(&mut ap).map_err(at0)?;
         self.commit(&mut ap).map_err(at0)?;
         Ok(stats)
     }

@@ -251,6 +251,24 @@ fn appends_join_and_start_runs() {
             "-A FORWARD -d 10.1.0.5 -p tcp -m tcp --dport 80 -j DROP".into(),
             vec![8, 5],
         ));
+        // Flushes read only the chain's name; the run sets of the flushed
+        // chain go with its rules, the others stay.
+        steps.push(("-N U".into(), vec![8, 5]));
+        for i in 1..=4 {
+            let want = if i < 4 { vec![8, 5] } else { vec![8, 5, 4] };
+            steps.push((format!("-A U -i eth{i} -j RETURN"), want));
+        }
+        steps.push(("-F U".into(), vec![8, 5]));
+        steps.push(("-X U".into(), vec![8, 5]));
+        // An inserted rule has a newer id than the rules after it: it can't
+        // become a member with them (members list in id order).
+        steps.push(("-N V".into(), vec![8, 5]));
+        steps.push(("-A V -s 10.5.0.1 -j ACCEPT".into(), vec![8, 5]));
+        steps.push(("-I V 1 -s 10.5.0.2 -j ACCEPT".into(), vec![8, 5]));
+        steps.push(("-A V -s 10.5.0.3 -j ACCEPT".into(), vec![8, 5]));
+        steps.push(("-A V -s 10.5.0.4 -j ACCEPT".into(), vec![8, 5]));
+        steps.push(("-A V -s 10.5.0.5 -j ACCEPT".into(), vec![8, 5, 4]));
+        steps.push(("-F".into(), vec![]));
         for (i, (cmd, want)) in steps.iter().enumerate() {
             let words: Vec<&str> = cmd.split(' ').collect();
             let o = ParseOpts {

@@ -73,10 +73,11 @@ Usage:
   nfkeeper [--direct|--daemon] iptables ARGS...
                                    force direct mode or the daemon (default: the daemon if it answers;
                                    also NFKEEPER_MODE=direct|daemon|auto)
-  nfkeeper --compile-runs iptables-restore|iptables ...
-                                   compile runs of similar rules into nftables sets and verdict
-                                   maps (restores; appends to short chains join or start runs;
-                                   also NFKEEPER_COMPILE=runs[:MIN_RUN]); direct mode only for now
+  nfkeeper --no-compile-runs iptables-restore|iptables|serve ...
+                                   every rule its own kernel rule; by default runs of 4 or more
+                                   similar rules become one nftables set or verdict map lookup
+                                   (listings, counters and rule numbers unchanged; also
+                                   NFKEEPER_COMPILE=off|runs|runs:MIN_RUN)
   nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,
   nfkeeper iptables-restore ...      iptables-restore, ip6tables-save, ip6tables-restore;
                                      or invoke nfkeeper through a symlink of that name)
@@ -102,9 +103,10 @@ fn main() -> ExitCode {
         match args.get(first).map(String::as_str) {
             Some("--direct") => via_daemon::force(via_daemon::Mode::Direct),
             Some("--daemon") => via_daemon::force(via_daemon::Mode::Daemon),
-            // Opt-in run compilation (keeper::session::compile_runs reads
-            // it); set before any thread exists.
+            // Run compilation (keeper::session::compile_runs reads it);
+            // set before any thread exists.
             Some("--compile-runs") => std::env::set_var("NFKEEPER_COMPILE", "runs"),
+            Some("--no-compile-runs") => std::env::set_var("NFKEEPER_COMPILE", "off"),
             _ => break,
         }
         first += 1;

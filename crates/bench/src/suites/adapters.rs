@@ -66,8 +66,8 @@ pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
             match n {
                 "nfkeeper" => Ok(Box::new(Iptables::nfkeeper())),
                 "nfkeeper-daemon" => Ok(Box::new(Iptables::nfkeeper_daemon())),
-                "nfkeeper-runs" => Ok(Box::new(Iptables::nfkeeper_runs())),
-                "nfkeeper-daemon-runs" => Ok(Box::new(Iptables::nfkeeper_daemon_runs())),
+                "nfkeeper-plain" => Ok(Box::new(Iptables::nfkeeper_plain())),
+                "nfkeeper-daemon-plain" => Ok(Box::new(Iptables::nfkeeper_daemon_plain())),
                 "iptables-legacy" => Ok(Box::new(Iptables::legacy())),
                 "iptables-nft" => Ok(Box::new(Iptables::nft())),
                 "nft" => Ok(Box::new(Nft)),
@@ -177,24 +177,25 @@ impl Iptables {
         }
     }
 
-    /// nfkeeper with runs of similar rules compiled into sets and verdict
-    /// maps (`--compile-runs`; opt-in, so not among the defaults).
-    pub fn nfkeeper_runs() -> Iptables {
+    /// nfkeeper without run compilation (`--no-compile-runs`): every
+    /// logical rule its own kernel rule, as iptables-nft writes them. For
+    /// comparison; not among the defaults.
+    pub fn nfkeeper_plain() -> Iptables {
         let b = nfkeeper_bin();
         Iptables {
-            name: "nfkeeper-runs",
-            bin: vec![b.clone(), "--compile-runs".into(), "iptables".into()],
-            restore: vec![b, "--compile-runs".into(), "iptables-restore".into()],
+            name: "nfkeeper-plain",
+            bin: vec![b.clone(), "--no-compile-runs".into(), "iptables".into()],
+            restore: vec![b, "--no-compile-runs".into(), "iptables-restore".into()],
             wait: false,
             daemon: false,
         }
     }
 
-    /// [`Iptables::nfkeeper_daemon`] with a daemon that compiles runs
-    /// (`nfkeeper --compile-runs serve`).
-    pub fn nfkeeper_daemon_runs() -> Iptables {
+    /// [`Iptables::nfkeeper_daemon`] with a daemon that compiles no runs
+    /// (`nfkeeper --no-compile-runs serve`).
+    pub fn nfkeeper_daemon_plain() -> Iptables {
         Iptables {
-            name: "nfkeeper-daemon-runs",
+            name: "nfkeeper-daemon-plain",
             ..Iptables::nfkeeper_daemon()
         }
     }
@@ -231,8 +232,8 @@ impl Iptables {
         );
         let _ = std::fs::remove_file(&sock);
         let mut argv = vec![self.bin[0].as_str()];
-        if self.name.ends_with("-runs") {
-            argv.push("--compile-runs");
+        if self.name.ends_with("-plain") {
+            argv.push("--no-compile-runs");
         }
         argv.extend(["serve", "--quiet"]);
         ns.spawn_service(&argv, &[std::path::PathBuf::from(&sock)])

@@ -262,12 +262,6 @@ fn install(ns: &Netns, a: &dyn Adapter, i: &Install, limit: Duration) -> Result<
         .and_then(|mut v| v.pop())
         .ok_or_else(|| format!("{} has no restore command", a.name()))?;
     c.stdin = Some(i.rules.clone());
-    if a.name() == "nfkeeper" {
-        // nfkeeper as the packet path sees it: runs of rules compiled into
-        // sets and verdict maps (opt-in while incremental run extension is
-        // built; see keeper::session::compile_runs).
-        c.argv.insert(1, "--compile-runs".to_string());
-    }
     cmds.push(c);
     for (k, c) in cmds.iter().enumerate() {
         let text = c.stdin.as_deref().unwrap_or("");

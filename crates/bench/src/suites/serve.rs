@@ -156,11 +156,10 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 /// A distinct CF-shaped rule for client `c`, operation `i`.
 fn rule(c: usize, i: usize) -> Vec<String> {
     format!(
-        "-s 10.{}.{}.{}/32 -p tcp -m tcp --dport {} -j ACCEPT",
-        200 + c / 64,
-        c % 64,
-        i % 250 + 1,
-        1000 + i / 250
+        "-s 11.{}.{}.{}/32 -p tcp -m tcp --dport 8080 -j ACCEPT",
+        c % 256,
+        (i / 256) % 256,
+        i % 256
     )
     .split(' ')
     .map(String::from)
@@ -212,11 +211,24 @@ fn nft_appends(ns: &Netns, procs: usize, total: usize) -> Result<f64, String> {
             .map(|c| {
                 let path = path.clone();
                 s.spawn(move || {
+                    // This thread enters the namespace and its processes
+                    // inherit it: spawned without a fork of the harness
+                    // (see crate::netns::spawn_in_netns).
+                    let f = std::fs::File::open(&path).map_err(|e| e.to_string())?;
+                    // SAFETY: setns on a descriptor we own; only this
+                    // thread's namespace changes, and the thread ends here.
+                    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                        return Err(format!("setns: {}", std::io::Error::last_os_error()));
+                    }
                     for i in 0..per {
                         let r = rule(c, i);
-                        let mut argv = vec!["iptables-nft", "-w", "-A", "X"];
-                        argv.extend(r.iter().map(String::as_str));
-                        let o = in_ns(&path, &argv).output().map_err(|e| e.to_string())?;
+                        let o = Command::new("iptables-nft")
+                            .args(["-w", "-A", "X"])
+                            .args(&r)
+                            .stdin(Stdio::null())
+                            .stdout(Stdio::null())
+                            .output()
+                            .map_err(|e| e.to_string())?;
                         if !o.status.success() {
                             return Err(String::from_utf8_lossy(&o.stderr).trim().to_string());
                         }
@@ -237,19 +249,25 @@ fn nft_appends(ns: &Netns, procs: usize, total: usize) -> Result<f64, String> {
 
 /// Median seconds per `nfkeeper`/`iptables-nft` append process.
 fn per_call(ns: &Netns, argv0: &[&str], env: &[(&str, &str)], calls: usize) -> Result<f64, String> {
-    let path = ns_path(ns);
+    let f = std::fs::File::open(ns_path(ns)).map_err(|e| e.to_string())?;
     let mut v = Vec::with_capacity(calls);
     for i in 0..calls {
         let r = rule(250, i);
         let mut argv = argv0.to_vec();
         argv.extend(["-w", "-A", "X"]);
         argv.extend(r.iter().map(String::as_str));
-        let mut c = in_ns(&path, &argv);
+        let mut c = Command::new(argv[0]);
+        c.args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         for (k, val) in env {
             c.env(k, val);
         }
-        let t = Instant::now();
-        let o = c.output().map_err(|e| e.to_string())?;
+        // Spawned without a fork of this process (see spawn_in_netns).
+        let (child, t) =
+            crate::netns::spawn_in_netns(f.as_raw_fd(), &mut c).map_err(|e| e.to_string())?;
+        let o = child.wait_with_output().map_err(|e| e.to_string())?;
         v.push(t.elapsed().as_secs_f64());
         if !o.status.success() {
             return Err(String::from_utf8_lossy(&o.stderr).trim().to_string());
@@ -259,18 +277,22 @@ fn per_call(ns: &Netns, argv0: &[&str], env: &[(&str, &str)], calls: usize) -> R
 }
 
 /// The kernel's own cost of the append these cases measure: median µs of
-/// committing one CF-shaped rule at the end of `chain` (table
-/// `nfkeeper_filter`, as nfkeeper lays it out) and of deleting it again by
-/// handle, `reps` times, from a thread inside `ns` on this crate's netlink
-/// codec — no process start, no reading, no model. What a write costs beyond
-/// this is nfkeeper's (or the other tool's) own.
-fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64), String> {
+/// the smallest transaction that adds one CF-shaped rule at the end of
+/// `chain` (table `nfkeeper_filter`, as nfkeeper lays it out) and of the
+/// one that deletes it again, `reps` times, from a thread inside `ns` on
+/// this crate's netlink codec — no process start, no reading, no model.
+/// When the chain ends in a compiled run (the default), that is one
+/// element of the run's set (with its rule's id and text as userdata, as
+/// nfkeeper writes it); else one kernel rule, deleted by handle. What a
+/// write costs beyond this is nfkeeper's (or the other tool's) own. The
+/// second value says which: "element" or "rule".
+fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64, &'static str), String> {
     use nft::batch::Placement;
     use nft::expr::base;
-    use nft::{Expr, Family, Rule, Socket, Verdict};
+    use nft::{Expr, Family, Rule, SetElem, SetElems, Socket, Verdict};
     let f = std::fs::File::open(ns_path(ns)).map_err(|e| e.to_string())?;
     let chain = chain.to_string();
-    std::thread::spawn(move || -> Result<(f64, f64), String> {
+    std::thread::spawn(move || -> Result<(f64, f64, &'static str), String> {
         // SAFETY: setns on a descriptor we own; it changes only this
         // thread's network namespace, and the thread ends here.
         if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
@@ -278,6 +300,53 @@ fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64), Stri
         }
         let mut s = Socket::open().map_err(|e| e.to_string())?;
         let (mut add, mut del) = (Vec::new(), Vec::new());
+        let run = s
+            .sets(Family::Ipv4, Some("nfkeeper_filter"))
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .find(|x| x.name.starts_with("__nfk_run"));
+        if let Some(set) = run {
+            for i in 0..reps {
+                let a = [10u8, 250, (i >> 8) as u8, i as u8];
+                let elems = |ud: bool| {
+                    let mut el = SetElem::key(&a);
+                    if ud {
+                        // Id and text, about the size nfkeeper writes.
+                        let text = format!(
+                            "-A {chain} -s {}.{}.{}.{}/32 -p tcp -m tcp --dport 8080 -j ACCEPT",
+                            a[0], a[1], a[2], a[3]
+                        );
+                        let mut u = vec![0u8; 10];
+                        u.extend_from_slice(text.as_bytes());
+                        el.userdata = Some(u);
+                    }
+                    SetElems::new(Family::Ipv4, "nfkeeper_filter", &set.name, vec![el])
+                };
+                let mut b = s.batch(None);
+                b.create(&elems(true), 0);
+                let t = Instant::now();
+                let rep = s.commit(&mut b).map_err(|e| e.to_string())?;
+                add.push(t.elapsed().as_secs_f64() * 1e6);
+                if !rep.outcome.is_ok() {
+                    return Err(format!(
+                        "floor element add refused: {:?}",
+                        rep.outcome.errors
+                    ));
+                }
+                let mut b = s.batch(None);
+                b.delete(&elems(false), 0);
+                let t = Instant::now();
+                let rep = s.commit(&mut b).map_err(|e| e.to_string())?;
+                del.push(t.elapsed().as_secs_f64() * 1e6);
+                if !rep.outcome.is_ok() {
+                    return Err(format!(
+                        "floor element delete refused: {:?}",
+                        rep.outcome.errors
+                    ));
+                }
+            }
+            return Ok((pct(&mut add, 0.5), pct(&mut del, 0.5), "element"));
+        }
         for i in 0..reps {
             let a = [10u8, 250, (i >> 8) as u8, i as u8];
             let rule = Rule {
@@ -327,7 +396,7 @@ fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64), Stri
                 return Err(format!("floor delete refused: {:?}", rep.outcome.errors));
             }
         }
-        Ok((pct(&mut add, 0.5), pct(&mut del, 0.5)))
+        Ok((pct(&mut add, 0.5), pct(&mut del, 0.5), "rule"))
     })
     .join()
     .map_err(|_| "floor thread panicked".to_string())?
@@ -496,7 +565,7 @@ fn single(sz: &Sizes, md: &mut String) -> Result<(), String> {
                 "iptables-restore",
             ],
         )?;
-        let (fa, fd) = kernel_floor(&n, "X", 101)?;
+        let (fa, fd, what) = kernel_floor(&n, "X", 101)?;
         let d = Daemon::start(&n)?;
         let mut c = proto::client::Client::connect(&d.sock).map_err(|e| e.to_string())?;
         let (mut lat, mut add, mut del) = (Vec::new(), Vec::new(), Vec::new());
@@ -523,12 +592,17 @@ fn single(sz: &Sizes, md: &mut String) -> Result<(), String> {
         let (pa, pd) = (pct(&mut add, 0.5), pct(&mut del, 0.5));
         let _ = writeln!(
             md,
-            "\n### One API operation at a time on a 1 000-rule ruleset ({} operations, append / delete by spec alternating)\n\np50 {:.0} µs, p99 {:.0} µs.\n\n| operation | p50 through the daemon | kernel floor (one commit, in-process) | daemon beyond the floor |\n|---|--:|--:|--:|\n| append | {pa:.0} µs | {fa:.0} µs | {:.0} µs |\n| delete by spec | {pd:.0} µs | {fd:.0} µs (by handle) | {:.0} µs |",
+            "\n### One API operation at a time on a 1 000-rule ruleset ({} operations, append / delete by spec alternating)\n\np50 {:.0} µs, p99 {:.0} µs.\n\n| operation | p50 through the daemon | kernel floor (one commit, in-process) | daemon beyond the floor |\n|---|--:|--:|--:|\n| append | {pa:.0} µs | {fa:.0} µs | {:.0} µs |\n| delete by spec | {pd:.0} µs | {fd:.0} µs | {:.0} µs |\n\nThe floor adds and deletes one {what} (the chain's rules {}).",
             lat.len(),
             pct(&mut lat, 0.5),
             pct(&mut lat, 0.99),
             pa - fa,
-            pd - fd
+            pd - fd,
+            if what == "element" {
+                "are compiled into a set: one element per rule"
+            } else {
+                "are plain kernel rules; the rule is deleted by handle"
+            }
         );
     }
     Ok(())
@@ -540,13 +614,13 @@ fn process(sz: &Sizes, md: &mut String) -> Result<(), String> {
     let bin = super::adapters::nfkeeper_bin();
     let _ = writeln!(
         md,
-        "\n### One process per rule onto N rules (median of {} calls each)\n\nThe kernel floor is one commit of the same append from an in-process netlink socket (no process start, no reading): the kernel's own cost, which grows with the chain because every commit rebuilds it. \"Beyond\" is a call's time minus that floor.\n\n| N | kernel floor | nfkeeper via daemon | beyond floor | nfkeeper direct | beyond floor | iptables-nft | beyond floor | iptables-nft ÷ daemon |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "\n### One process per rule onto N rules (median of {} calls each)\n\nThe kernel floor is one commit of the same change from an in-process netlink socket (no process start, no reading): one set element when the chain is compiled into a run (flat in N), one rule when it is not (which grows with the chain because every commit rebuilds it). \"Beyond\" is a call's time minus that floor.\n\n| N | kernel floor | nfkeeper via daemon | beyond floor | nfkeeper direct | beyond floor | iptables-nft | beyond floor | iptables-nft ÷ daemon |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         sz.calls
     );
     for &rules in &sz.process_sizes {
         let n = ns()?;
         preload(&n, &chain_x(rules), &[&bin, "--direct", "iptables-restore"])?;
-        let (floor, _) = kernel_floor(&n, "X", 21)?;
+        let (floor, _, what) = kernel_floor(&n, "X", 21)?;
         let floor = floor / 1e6;
         let d = Daemon::start(&n)?;
         let sock = d.sock.to_string_lossy().into_owned();
@@ -574,7 +648,7 @@ fn process(sz: &Sizes, md: &mut String) -> Result<(), String> {
         let ms = |v: f64| format!("{:.2} ms", v * 1e3);
         let _ = writeln!(
             md,
-            "| {rules} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {rules} | {} ({what}) | {} | {} | {} | {} | {} | {} | {} |",
             ms(floor),
             ms(via),
             ms(via - floor),
