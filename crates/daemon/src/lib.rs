@@ -340,6 +340,7 @@ pub fn serve(cfg: Config) -> Result<(), String> {
     // but glibc keeps the pages; hand them back so the resident set is the
     // model's (tens of MB at 1M rules).
     // SAFETY: malloc_trim only releases free heap memory.
+    #[cfg(target_env = "gnu")]
     unsafe {
         libc::malloc_trim(0);
     }

@@ -15,7 +15,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Bind `path`, replacing a stale socket file (one nobody answers on).
@@ -114,12 +114,67 @@ pub fn refuse(sh: &Shared, p: &Peer) -> Option<String> {
     None
 }
 
-/// Accept clients forever, one thread each (bounded by --max-clients).
+/// Idle client threads kept waiting in accept(2) beyond the one that
+/// always is.
+const IDLE_KEEP: usize = 4;
+
+/// Accept clients forever, each served by a thread of its own (bounded by
+/// --max-clients). The threads are kept: one whose client left goes back
+/// to accepting, so the common caller — one short-lived process per
+/// command — finds a thread already waiting in accept(2), with no thread
+/// start and no hand-off between threads per connection (each cost tens of
+/// µs of a ~1 ms call here). A thread that accepts while it was the last
+/// one waiting starts another first, so a client that stays connected
+/// never delays the next; threads beyond [`IDLE_KEEP`] idle ones end. The
+/// calling thread is one of them and never ends.
 pub fn accept_loop(sh: Arc<Shared>, l: UnixListener) {
-    for s in l.incoming() {
-        let Ok(s) = s else { continue };
+    let pool = Arc::new(Pool {
+        sh,
+        l,
+        idle: AtomicUsize::new(0),
+    });
+    pool.work(true);
+}
+
+struct Pool {
+    sh: Arc<Shared>,
+    l: UnixListener,
+    /// Threads waiting in accept(2) now.
+    idle: AtomicUsize,
+}
+
+impl Pool {
+    fn spawn(self: &Arc<Self>) {
+        let p = self.clone();
+        // A failed start only means no spare thread: the caller accepts
+        // again once its client is done.
+        let _ = std::thread::Builder::new()
+            .name("client".into())
+            .stack_size(256 << 10)
+            .spawn(move || p.work(false));
+    }
+
+    fn work(self: &Arc<Self>, permanent: bool) {
+        loop {
+            self.idle.fetch_add(1, Ordering::SeqCst);
+            let accepted = self.l.accept();
+            if self.idle.fetch_sub(1, Ordering::SeqCst) == 1 {
+                self.spawn();
+            }
+            if let Ok((s, _)) = accepted {
+                self.serve(s);
+            }
+            if !permanent && self.idle.load(Ordering::SeqCst) >= IDLE_KEEP {
+                return;
+            }
+        }
+    }
+
+    fn serve(&self, s: UnixStream) {
+        let sh = &self.sh;
         sh.metrics.connections.inc();
-        if sh.clients.load(Ordering::SeqCst) >= sh.cfg.max_clients {
+        if sh.clients.fetch_add(1, Ordering::SeqCst) >= sh.cfg.max_clients {
+            sh.clients.fetch_sub(1, Ordering::SeqCst);
             crate::conn::refuse_and_close(
                 s,
                 4,
@@ -128,20 +183,10 @@ pub fn accept_loop(sh: Arc<Shared>, l: UnixListener) {
                     sh.cfg.max_clients
                 ),
             );
-            continue;
+            return;
         }
-        sh.clients.fetch_add(1, Ordering::SeqCst);
-        let sh2 = sh.clone();
-        let spawned = std::thread::Builder::new()
-            .name("client".into())
-            .stack_size(256 << 10)
-            .spawn(move || {
-                crate::conn::serve_client(&sh2, s);
-                sh2.clients.fetch_sub(1, Ordering::SeqCst);
-            });
-        if spawned.is_err() {
-            sh.clients.fetch_sub(1, Ordering::SeqCst);
-        }
+        crate::conn::serve_client(sh, s);
+        sh.clients.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

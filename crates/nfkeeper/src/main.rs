@@ -3,7 +3,13 @@
 //!
 //! Start-up contract: no async runtime, no lazy statics, no allocation-heavy
 //! set-up before the command is known; `iptables -A ...` goes straight from
-//! argv to the parser.
+//! argv to the parser. The entry point is C's `main`, not std's runtime
+//! (see [`main`]).
+
+// The unit tests keep the test harness's own `main` (and so leave the
+// dispatch below unused).
+#![cfg_attr(not(test), no_main)]
+#![cfg_attr(test, allow(dead_code, unused_imports))]
 
 mod demo;
 mod direct;
@@ -13,7 +19,6 @@ mod trace;
 mod via_daemon;
 
 use std::io::Write;
-use std::process::ExitCode;
 
 /// The iptables-compatible personalities nfkeeper answers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,12 +94,42 @@ With NFKEEPER_OFFLINE_STATE=PATH set they work offline instead, on a model kept
 in an iptables-save file (PATH.4 / PATH.6), and never touch the kernel.
 ";
 
-fn main() -> ExitCode {
+/// The process entry point, called by the C library like a C program's.
+///
+/// std's runtime set-up is skipped on purpose: it ignores SIGPIPE, probes
+/// the main thread's guard page (which reads /proc/self/maps) and installs
+/// an alternate signal stack with SIGSEGV/SIGBUS handlers — a dozen system
+/// calls on every start, and tools start this binary once per rule. So a
+/// broken pipe ends an iptables personality as it ends iptables (SIGPIPE;
+/// the long-running subcommands ignore it, see [`ignore_sigpipe`]), and a
+/// stack overflow is a plain SIGSEGV. Arguments and environment come from
+/// std as usual (glibc hands them to std's initialiser before `main`).
+/// stdout is flushed here because no std runtime does it at exit.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    let code = run();
+    let _ = std::io::stdout().flush();
+    code.clamp(0, 255)
+}
+
+/// For subcommands that run long and write to sockets and pipes whose
+/// reader may go away (the daemon, the benchmarks): a write to a closed
+/// pipe is an error to handle, not the end of the process.
+fn ignore_sigpipe() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no handler to
+    // race with.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+fn run() -> i32 {
     let args: Vec<String> = std::env::args().collect();
     let argv0 = args.first().map(String::as_str).unwrap_or("nfkeeper");
     let base = argv0.rsplit('/').next().unwrap_or(argv0);
     if let Some(p) = Personality::from_name(base) {
-        return exit(personality::run(p, base, &args[1..]));
+        return personality::run(p, base, &args[1..]);
     }
     // `nfkeeper --direct|--daemon PERSONALITY ...`: force how the
     // iptables personalities reach the kernel.
@@ -113,34 +148,43 @@ fn main() -> ExitCode {
     }
     let Some(sub) = args.get(first) else {
         eprint!("{USAGE}");
-        return ExitCode::from(2);
+        return 2;
     };
     if let Some(p) = Personality::from_name(sub) {
-        return exit(personality::run(p, sub, &args[first + 1..]));
+        return personality::run(p, sub, &args[first + 1..]);
     }
     match sub.as_str() {
-        "serve" => exit(serve(&args[first + 1..])),
-        "status" => exit(status()),
-        "trace" => exit(trace::trace(&args[first + 1..])),
-        "demo" => exit(demo::demo(&args[first + 1..])),
-        "bench" => exit(run_bench(&args[first + 1..])),
-        "load" => exit(demo::load(&args[first + 1..])),
+        "serve" => {
+            ignore_sigpipe();
+            serve(&args[first + 1..])
+        }
+        "status" => status(),
+        "trace" => trace::trace(&args[first + 1..]),
+        "demo" => {
+            ignore_sigpipe();
+            demo::demo(&args[first + 1..])
+        }
+        "bench" => {
+            ignore_sigpipe();
+            run_bench(&args[first + 1..])
+        }
+        "load" => demo::load(&args[first + 1..]),
         "--version" | "-V" | "version" => {
             println!(
                 "nfkeeper {} (iptables {})",
                 env!("CARGO_PKG_VERSION"),
                 iptables::VERSION
             );
-            ExitCode::SUCCESS
+            0
         }
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
-            ExitCode::SUCCESS
+            0
         }
         other => {
             eprintln!("nfkeeper: unknown command `{other}'");
             eprint!("{USAGE}");
-            ExitCode::from(2)
+            2
         }
     }
 }
@@ -232,9 +276,4 @@ fn run_bench(args: &[String]) -> i32 {
             2
         }
     }
-}
-
-fn exit(code: i32) -> ExitCode {
-    let _ = std::io::stdout().flush();
-    ExitCode::from(code.clamp(0, 255) as u8)
 }

@@ -12,6 +12,11 @@ use proto::{Reply, Request};
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+/// How long the CLI polls for the daemon's reply before it blocks: about
+/// what one small command takes through the daemon (p50 ~75 µs, BENCHMARKS
+/// §4), so most replies arrive while polling.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(300);
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Auto = 0,
@@ -63,6 +68,9 @@ pub fn run(req: &Request, prog: &str) -> Option<i32> {
             return Some(1);
         }
     };
+    // A single command's reply comes within a commit or two: poll for it
+    // rather than sleep (see Client::spin_for_reply).
+    c.spin_for_reply(SPIN);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let r = c.call(req, &mut |rep| match rep {
