@@ -210,6 +210,30 @@ fn big_table(reps: usize) -> Vec<(&'static str, f64)> {
             Ok(())
         })
         .unwrap();
+        // Compiled, as nfkeeper writes such a chain by default: the 50k
+        // rules are one run, a set of 50k elements; -A and -D by spec are
+        // one element add or delete (with its rule's userdata).
+        let mut b = s.batch(None);
+        let set = Set {
+            id: Some(1),
+            flags: Some(0),
+            key_type: Some(7),
+            key_len: Some(4),
+            exprs: vec![Expr::counter()],
+            ..Set::new(F, "t", "run")
+        };
+        b.add(&set, 0);
+        let key = |i: u32| (0x0a00_0000 | i).to_be_bytes();
+        let elem = |i: u32| {
+            let mut e = SetElem::key(&key(i));
+            e.userdata = Some(vec![b'x'; 48]);
+            e
+        };
+        for chunk in (0..50_000u32).collect::<Vec<_>>().chunks(1000) {
+            let elems = chunk.iter().map(|&i| elem(i)).collect();
+            b.add(&SetElems::new(F, "t", "run", elems), 1);
+        }
+        commit(&mut s, &mut b);
         let mut out = Vec::new();
         let mut time = |name, f: &mut dyn FnMut(&mut Socket) -> f64| {
             let v = (0..reps).map(|_| f(&mut s)).collect();
@@ -279,6 +303,25 @@ fn big_table(reps: usize) -> Vec<(&'static str, f64)> {
             let us = commit(s, &mut b);
             let mut b = s.batch(None);
             b.create(&Chain::new(F, "t", "c77"), 0);
+            commit(s, &mut b);
+            us
+        });
+        let one = |i: u32| SetElems::new(F, "t", "run", vec![elem(i)]);
+        time("-A compiled: add one element (50k set)", &mut |s| {
+            let mut b = s.batch(None);
+            b.create(&one(60_000), 0);
+            let us = commit(s, &mut b);
+            let mut b = s.batch(None);
+            b.delete(&one(60_000), 0);
+            commit(s, &mut b);
+            us
+        });
+        time("-D compiled: delete one element (50k set)", &mut |s| {
+            let mut b = s.batch(None);
+            b.delete(&one(25_000), 0);
+            let us = commit(s, &mut b);
+            let mut b = s.batch(None);
+            b.create(&one(25_000), 0);
             commit(s, &mut b);
             us
         });
