@@ -48,6 +48,9 @@ pub struct RunSnap {
     pub members: Vec<RuleId>,
     /// The members' shape, from the run rule's userdata (when it fit).
     pub shape: Option<Rule>,
+    /// Only the members equal to a probe rule were read (see
+    /// [`read_scoped_probe`]): `members` is not all of them.
+    pub partial: bool,
 }
 
 /// How much of a table a command needs.
@@ -317,6 +320,21 @@ pub fn read_scoped(
     kind: TableKind,
     scope: &Scope,
 ) -> Result<Snapshot, nft::Error> {
+    read_scoped_probe(sock, family, kind, scope, None)
+}
+
+/// [`read_scoped`] for a command that only looks for rules equal to
+/// `probe` (`-D` by spec, `-C`): of each compiled run, only the member
+/// that could equal it is read — the element with the probe's key, one
+/// `GETSETELEM` of that key — instead of all members (an element dump,
+/// O(run length)). Such runs are marked `partial`.
+pub fn read_scoped_probe(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+    scope: &Scope,
+    probe: Option<&Rule>,
+) -> Result<Snapshot, nft::Error> {
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
     let mut snap = Snapshot {
@@ -412,7 +430,7 @@ pub fn read_scoped(
                 target: target.as_deref(),
                 shape: shape_text.as_deref(),
             };
-            read_run(sock, &mut snap, kind, rk, only.is_some(), &mut texts)?;
+            read_run(sock, &mut snap, kind, rk, only.is_some(), probe, &mut texts)?;
             continue;
         }
         let Some((id, mut rule, chunks)) =
@@ -484,6 +502,7 @@ fn read_run(
     kind: TableKind,
     rr: RunRule<'_>,
     partial: bool,
+    probe: Option<&Rule>,
     texts: &mut Texts,
 ) -> Result<(), nft::Error> {
     let family = snap.table.family();
@@ -496,7 +515,24 @@ fn read_run(
         ));
         return Ok(());
     };
-    let elems = sock.set_elems(fam, &tname, rr.set)?;
+    let mut shape = rr.shape.and_then(|t| parse_body(family, kind, rr.chain, t));
+    if let (Some(s), Some(t)) = (shape.as_mut(), rr.target) {
+        retarget(s, t);
+    }
+    // With a probe and a known shape, only the element with the probe's
+    // key can hold a member equal to it (keys are unique in a run).
+    let probed = match (probe, shape.as_ref()) {
+        (Some(p), Some(sh)) => Some(compile::runs::admits(key, map, sh, p, family)),
+        _ => None,
+    };
+    let elems = match &probed {
+        None => sock.set_elems(fam, &tname, rr.set)?,
+        Some(None) => Vec::new(),
+        Some(Some((k, _))) => {
+            let one = nft::SetElems::new(fam, &tname, rr.set, vec![nft::SetElem::key(k)]);
+            sock.get(&one)?.map(|l| l.elems).unwrap_or_default()
+        }
+    };
     let mut members: Vec<(RuleId, Rule, Counters, u32)> = Vec::with_capacity(elems.len());
     for e in elems {
         let Some((id, mut rule, chunks)) =
@@ -537,10 +573,6 @@ fn read_run(
                 .push(format!("element of set {} ({e})", rr.set)),
         }
     }
-    let mut shape = rr.shape.and_then(|t| parse_body(family, kind, rr.chain, t));
-    if let (Some(s), Some(t)) = (shape.as_mut(), rr.target) {
-        retarget(s, t);
-    }
     snap.runs.push(RunSnap {
         chain: rr.chain.to_string(),
         set: rr.set.to_string(),
@@ -549,6 +581,7 @@ fn read_run(
         handle: rr.handle,
         members: ids,
         shape,
+        partial: probed.is_some(),
     });
     Ok(())
 }

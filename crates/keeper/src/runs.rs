@@ -80,7 +80,15 @@ impl KernelApply {
                 key: r.key,
                 map: r.map,
                 rule: Loc::Handle(r.handle),
-                len: r.members.len(),
+                // A partial read does not know how many members the run
+                // has: never its last one, so deleting members leaves the
+                // run in place (an empty run matches nothing; a flush or
+                // restore removes it).
+                len: if r.partial {
+                    usize::MAX / 2
+                } else {
+                    r.members.len()
+                },
                 shape: r.shape.clone(),
             }));
         }

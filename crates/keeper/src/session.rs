@@ -5,7 +5,7 @@
 //! cleanly instead of being overwritten.
 
 use crate::plan::{KernelApply, Loc};
-use crate::read::{read_scoped, Scope, Snapshot};
+use crate::read::{Scope, Snapshot};
 use crate::save::{save_table_to, Form, SaveError};
 use crate::scope::{restore_scopes, scope};
 use iptables::exec::{restore_with, RestoreError, RestoreOpts, RestoreStats};
@@ -120,7 +120,19 @@ impl Session {
     }
 
     fn read_in(&mut self, kind: TableKind, scope: &Scope) -> Result<Snapshot, Error> {
-        let s = read_scoped(&mut self.sock, self.family, kind, scope).map_err(kernel_err)?;
+        self.read_probe(kind, scope, None)
+    }
+
+    /// [`Session::read_in`] of runs' members equal to `probe` only (see
+    /// [`crate::read::read_scoped_probe`]).
+    fn read_probe(
+        &mut self,
+        kind: TableKind,
+        scope: &Scope,
+        probe: Option<&Rule>,
+    ) -> Result<Snapshot, Error> {
+        let s = crate::read::read_scoped_probe(&mut self.sock, self.family, kind, scope, probe)
+            .map_err(kernel_err)?;
         self.warn_foreign(kind, s.foreign.clone());
         Ok(s)
     }
@@ -257,7 +269,15 @@ impl Session {
         self.refused = None;
         let genid = self.genid()?;
         let kind = p.table;
-        let mut snap = self.read_in(kind, sc)?;
+        // -D by spec and -C of one rule look for rules equal to it: of a
+        // compiled run only the element with its key can be one.
+        let probe = match &p.command {
+            Command::Delete(_) | Command::Check(_) if p.rules.len() == 1 && *sc != Scope::Table => {
+                Some(&p.rules[0])
+            }
+            _ => None,
+        };
+        let mut snap = self.read_probe(kind, sc, probe)?;
         let mut ap = KernelApply::new(self.family, self.sock.batch(Some(genid)));
         Self::remember(&mut ap, kind, &snap);
         ap.compile = self.compile;

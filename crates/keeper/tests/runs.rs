@@ -303,3 +303,81 @@ fn appends_join_and_start_runs() {
         eprintln!("SKIP: appends_join_and_start_runs needs root");
     }
 }
+
+/// `-D` by spec and `-C` read, of a run, only the element with the rule's
+/// key: a probed read holds that one member (or none), marked partial.
+#[test]
+fn probes_read_one_member_of_a_run() {
+    let done = in_netns(|| {
+        let mut text = String::from(
+            "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n",
+        );
+        for i in 1..=50 {
+            text.push_str(&format!("-A FORWARD -s 10.0.0.{i}/32 -j ACCEPT\n"));
+        }
+        text.push_str("COMMIT\n");
+        let mut s = Session::open(Family::Ipv4).expect("session");
+        s.compile = Some(RunOpts { min_len: 4 });
+        s.restore(&text, &ropts()).expect("restore");
+        let rule = |spec: &str| {
+            let line = format!("-D FORWARD {spec}");
+            let words: Vec<&str> = line.split(' ').collect();
+            let o = ParseOpts {
+                family: Family::Ipv4,
+                restore: false,
+                table: None,
+                prog: "iptables",
+            };
+            parse(&words, o).expect("parse").rules.remove(0)
+        };
+        let scope = keeper::read::Scope::Part {
+            names: vec!["FORWARD".into()],
+            rules_of: vec!["FORWARD".into()],
+        };
+        let mut sock = nft::Socket::open().expect("socket");
+        // (probe, members read)
+        let cases: [(Option<&str>, usize); 4] = [
+            (None, 50),
+            (Some("-s 10.0.0.7/32 -j ACCEPT"), 1),
+            (Some("-s 10.0.0.99/32 -j ACCEPT"), 0),
+            // Another shape: no member can equal it, nothing is read.
+            (Some("-s 10.0.0.7/32 -j DROP"), 0),
+        ];
+        for (probe, want) in cases {
+            let p = probe.map(rule);
+            let snap = keeper::read::read_scoped_probe(
+                &mut sock,
+                Family::Ipv4,
+                TableKind::Filter,
+                &scope,
+                p.as_ref(),
+            )
+            .expect("read");
+            assert_eq!(snap.runs.len(), 1, "{probe:?}");
+            assert_eq!(snap.runs[0].members.len(), want, "{probe:?}");
+            assert_eq!(snap.runs[0].partial, probe.is_some(), "{probe:?}");
+            assert_eq!(snap.table.rules("FORWARD").unwrap().count(), want);
+        }
+        // Through the session: delete one by spec, check the rest.
+        let cmd = |s: &mut Session, c: &str| {
+            let words: Vec<&str> = c.split(' ').collect();
+            let o = ParseOpts {
+                family: Family::Ipv4,
+                restore: false,
+                table: None,
+                prog: "iptables",
+            };
+            s.iptables(parse(&words, o).expect("parse"))
+        };
+        cmd(&mut s, "-D FORWARD -s 10.0.0.7/32 -j ACCEPT").expect("delete");
+        assert!(cmd(&mut s, "-C FORWARD -s 10.0.0.7/32 -j ACCEPT").is_err());
+        assert!(cmd(&mut s, "-C FORWARD -s 10.0.0.8/32 -j ACCEPT").is_ok());
+        assert!(cmd(&mut s, "-D FORWARD -s 10.0.0.7/32 -j ACCEPT").is_err());
+        let save = kernel_save(&mut s);
+        assert_eq!(save.matches("-A FORWARD").count(), 49, "{save}");
+        assert!(!save.contains("10.0.0.7/32"), "{save}");
+    });
+    if done.is_none() {
+        eprintln!("SKIP: probes_read_one_member_of_a_run needs root");
+    }
+}
