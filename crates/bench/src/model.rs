@@ -244,12 +244,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 fn cmd_opts() -> ParseOpts<'static> {
-    ParseOpts {
-        family: Family::Ipv4,
-        restore: false,
-        table: None,
-        prog: "iptables",
-    }
+    ParseOpts::command(Family::Ipv4, "iptables")
 }
 
 fn parse_words(words: &[String]) -> Parsed {

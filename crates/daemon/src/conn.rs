@@ -253,12 +253,7 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
             for (i, op) in ops.iter().enumerate() {
                 let args = op.to_args();
                 let words: Vec<&str> = args.iter().map(String::as_str).collect();
-                let po = ParseOpts {
-                    family: fam,
-                    restore: false,
-                    table: None,
-                    prog: "nfkeeper",
-                };
+                let po = ParseOpts::command(fam, "nfkeeper");
                 match parse(&words, po) {
                     Ok(p) => cmds.push(p),
                     Err(e) => {

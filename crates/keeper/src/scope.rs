@@ -146,12 +146,7 @@ mod tests {
 
     fn of(argv: &str) -> Scope {
         let words: Vec<&str> = argv.split_whitespace().collect();
-        let o = ParseOpts {
-            family: Family::Ipv4,
-            restore: false,
-            table: None,
-            prog: "iptables",
-        };
+        let o = ParseOpts::command(Family::Ipv4, "iptables");
         scope(&parse(&words, o).expect("parses"))
     }
 

@@ -25,12 +25,7 @@ fn save(s: &mut Session) -> String {
 }
 
 fn command(s: &mut Session, words: &[&str]) -> Result<String, iptables::Error> {
-    let o = ParseOpts {
-        family: Family::Ipv4,
-        restore: false,
-        table: None,
-        prog: "iptables",
-    };
+    let o = ParseOpts::command(Family::Ipv4, "iptables");
     s.iptables(parse(words, o)?)
 }
 

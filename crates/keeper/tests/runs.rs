@@ -17,6 +17,11 @@ use testkit::in_netns;
 const SEEDS: u64 = 25;
 const STEPS: usize = 30;
 
+/// How the tests parse an `iptables` command line.
+fn cmd_opts() -> ParseOpts<'static> {
+    ParseOpts::command(Family::Ipv4, "iptables")
+}
+
 fn ropts() -> RestoreOpts<'static> {
     RestoreOpts::new(Family::Ipv4, "iptables-restore")
 }
@@ -150,12 +155,7 @@ fn compiled_runs_follow_the_model() {
                 let argv = command(&mut r, &model, &pools);
                 let words: Vec<&str> = argv.iter().map(String::as_str).collect();
                 log.push_str(&format!("{}\n", words.join(" ")));
-                let o = ParseOpts {
-                    family: Family::Ipv4,
-                    restore: false,
-                    table: None,
-                    prog: "iptables",
-                };
+                let o = cmd_opts();
                 let Ok(p) = parse(&words, o) else { continue };
                 let want = execute_owned(
                     model.table_mut(Family::Ipv4, TableKind::Filter),
@@ -271,12 +271,7 @@ fn appends_join_and_start_runs() {
         steps.push(("-F".into(), vec![]));
         for (i, (cmd, want)) in steps.iter().enumerate() {
             let words: Vec<&str> = cmd.split(' ').collect();
-            let o = ParseOpts {
-                family: Family::Ipv4,
-                restore: false,
-                table: None,
-                prog: "iptables",
-            };
+            let o = cmd_opts();
             let p = parse(&words, o).expect("parse");
             execute_owned(
                 model.table_mut(Family::Ipv4, TableKind::Filter),
@@ -322,12 +317,7 @@ fn probes_read_one_member_of_a_run() {
         let rule = |spec: &str| {
             let line = format!("-D FORWARD {spec}");
             let words: Vec<&str> = line.split(' ').collect();
-            let o = ParseOpts {
-                family: Family::Ipv4,
-                restore: false,
-                table: None,
-                prog: "iptables",
-            };
+            let o = cmd_opts();
             parse(&words, o).expect("parse").rules.remove(0)
         };
         let scope = keeper::read::Scope::Part {
@@ -361,12 +351,7 @@ fn probes_read_one_member_of_a_run() {
         // Through the session: delete one by spec, check the rest.
         let cmd = |s: &mut Session, c: &str| {
             let words: Vec<&str> = c.split(' ').collect();
-            let o = ParseOpts {
-                family: Family::Ipv4,
-                restore: false,
-                table: None,
-                prog: "iptables",
-            };
+            let o = cmd_opts();
             s.iptables(parse(&words, o).expect("parse"))
         };
         cmd(&mut s, "-D FORWARD -s 10.0.0.7/32 -j ACCEPT").expect("delete");

@@ -196,12 +196,7 @@ fn kernel_round(cf: &str, n: usize) -> i32 {
             t.elapsed().as_secs_f64() * 1e3
         );
         let run = |s: &mut keeper::Session, words: &[&str]| -> Result<f64, String> {
-            let po = iptables::parse::ParseOpts {
-                family: Family::Ipv4,
-                restore: false,
-                table: None,
-                prog: "iptables",
-            };
+            let po = iptables::parse::ParseOpts::command(Family::Ipv4, "iptables");
             let p = iptables::parse::parse(words, po).map_err(|e| e.to_string())?;
             let t = Instant::now();
             s.iptables(p).map_err(|e| e.to_string())?;

@@ -713,12 +713,7 @@ fn runs_through_the_daemon() {
         let words: Vec<&str> = c.split(' ').collect();
         let p = iptables::parse::parse(
             &words,
-            iptables::parse::ParseOpts {
-                family: ruleset::Family::Ipv4,
-                restore: false,
-                table: None,
-                prog: "iptables",
-            },
+            iptables::parse::ParseOpts::command(ruleset::Family::Ipv4, "iptables"),
         )
         .expect("parse");
         iptables::exec::execute_owned(

@@ -145,20 +145,25 @@ fn add_chain(n: u32) -> f64 {
     })
 }
 
+/// A set of IPv4 addresses with a counter per element in table `t`, as a
+/// compiled run's (batch id 1).
+fn addr_set(name: &str) -> Set {
+    Set {
+        id: Some(1),
+        flags: Some(0),
+        key_type: Some(7),
+        key_len: Some(4),
+        exprs: vec![Expr::counter()],
+        ..Set::new(F, "t", name)
+    }
+}
+
 /// Median µs of adding one element to a set holding `n` elements.
 fn add_elem(n: u32) -> f64 {
     in_netns(move || {
         let mut s = setup();
         let mut b = s.batch(None);
-        let set = Set {
-            id: Some(1),
-            flags: Some(0),
-            key_type: Some(7),
-            key_len: Some(4),
-            exprs: vec![Expr::counter()],
-            ..Set::new(F, "t", "s")
-        };
-        b.add(&set, 0);
+        b.add(&addr_set("s"), 0);
         let elems = (0..n)
             .map(|i| SetElem::key(&(0x0a00_0000 | i).to_be_bytes()))
             .collect();
@@ -214,15 +219,7 @@ fn big_table(reps: usize) -> Vec<(&'static str, f64)> {
         // rules are one run, a set of 50k elements; -A and -D by spec are
         // one element add or delete (with its rule's userdata).
         let mut b = s.batch(None);
-        let set = Set {
-            id: Some(1),
-            flags: Some(0),
-            key_type: Some(7),
-            key_len: Some(4),
-            exprs: vec![Expr::counter()],
-            ..Set::new(F, "t", "run")
-        };
-        b.add(&set, 0);
+        b.add(&addr_set("run"), 0);
         let key = |i: u32| (0x0a00_0000 | i).to_be_bytes();
         let elem = |i: u32| {
             let mut e = SetElem::key(&key(i));

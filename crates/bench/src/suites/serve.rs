@@ -322,28 +322,22 @@ fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64, &'sta
                     }
                     SetElems::new(Family::Ipv4, "nfkeeper_filter", &set.name, vec![el])
                 };
+                // µs of committing `b`; a refusal ends the measurement.
+                let timed = |s: &mut Socket, mut b: nft::Batch, what: &str| {
+                    let t = Instant::now();
+                    let rep = s.commit(&mut b).map_err(|e| e.to_string())?;
+                    let us = t.elapsed().as_secs_f64() * 1e6;
+                    if !rep.outcome.is_ok() {
+                        return Err(format!("floor {what} refused: {:?}", rep.outcome.errors));
+                    }
+                    Ok(us)
+                };
                 let mut b = s.batch(None);
                 b.create(&elems(true), 0);
-                let t = Instant::now();
-                let rep = s.commit(&mut b).map_err(|e| e.to_string())?;
-                add.push(t.elapsed().as_secs_f64() * 1e6);
-                if !rep.outcome.is_ok() {
-                    return Err(format!(
-                        "floor element add refused: {:?}",
-                        rep.outcome.errors
-                    ));
-                }
+                add.push(timed(&mut s, b, "element add")?);
                 let mut b = s.batch(None);
                 b.delete(&elems(false), 0);
-                let t = Instant::now();
-                let rep = s.commit(&mut b).map_err(|e| e.to_string())?;
-                del.push(t.elapsed().as_secs_f64() * 1e6);
-                if !rep.outcome.is_ok() {
-                    return Err(format!(
-                        "floor element delete refused: {:?}",
-                        rep.outcome.errors
-                    ));
-                }
+                del.push(timed(&mut s, b, "element delete")?);
             }
             return Ok((pct(&mut add, 0.5), pct(&mut del, 0.5), "element"));
         }

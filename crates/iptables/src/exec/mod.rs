@@ -349,12 +349,7 @@ mod tests {
     use ruleset::{Family, TableKind};
 
     fn run(t: &mut Table<Rule>, words: &[&str]) -> Result<()> {
-        let o = ParseOpts {
-            family: Family::Ipv4,
-            restore: false,
-            table: None,
-            prog: "iptables",
-        };
+        let o = ParseOpts::command(Family::Ipv4, "iptables");
         execute(t, &parse(words, o).unwrap(), &mut String::new())
     }
 

@@ -27,6 +27,18 @@ pub struct ParseOpts<'a> {
     pub prog: &'a str,
 }
 
+impl<'a> ParseOpts<'a> {
+    /// A command line of `prog` (not restore input, no table yet).
+    pub fn command(family: Family, prog: &'a str) -> Self {
+        ParseOpts {
+            family,
+            restore: false,
+            table: None,
+            prog,
+        }
+    }
+}
+
 /// A loaded extension during parsing: the value plus the option ids seen.
 pub(super) struct Loaded<T> {
     pub(super) ext: T,
