@@ -72,7 +72,7 @@ pub struct KernelApply {
     /// Flushes in this batch of tables it does not replace (`None`: every
     /// chain), and the run sets they dropped because the apply knew them:
     /// a session deletes the run sets of chains it did not read (see
-    /// [`crate::read::flushed_run_sets`]).
+    /// [`crate::read::run_sets_used_by`]).
     pub(crate) flushed: Vec<(TableKind, Option<String>)>,
     pub(crate) dropped_sets: Vec<(TableKind, String)>,
     /// Ends of chains read for appends ([`crate::read::tail`]): appends to

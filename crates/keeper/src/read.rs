@@ -244,33 +244,41 @@ pub fn tail(
     Ok(Some(t))
 }
 
-/// The run sets a flush must delete with the rules it removes (the kernel
-/// refuses nothing here; a set left behind would only leak): those the
-/// kernel rules of `chain` use, or every run set of the table when `chain`
-/// is `None` (a flush of all chains). One set dump of the table, O(its
-/// sets); only when it holds run sets, one rule dump of `chain`, O(its
-/// kernel rules, run rules counting one), userdata decoded, no rule text
-/// parsed.
-pub fn flushed_run_sets(
+/// The run sets of table `kind` (one set dump, O(its sets)): what a flush
+/// of every chain must delete with the rules, and the candidates for a
+/// flush of some chains ([`run_sets_used_by`]). Empty when the table does
+/// not exist.
+pub fn run_sets_of_table(
     sock: &mut Socket,
     family: Family,
     kind: TableKind,
-    chain: Option<&str>,
 ) -> Result<Vec<String>, nft::Error> {
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
-    let mut sets: Vec<String> = sock
-        .sets(fam, Some(&tname))?
-        .into_iter()
-        .filter(|s| s.table == tname && s.name.starts_with(compile::runs::SET_PREFIX))
-        .map(|s| s.name)
-        .collect();
-    let Some(chain) = chain else { return Ok(sets) };
-    if sets.is_empty() {
-        return Ok(sets);
+    match sock.sets(fam, Some(&tname)) {
+        Ok(sets) => Ok(sets
+            .into_iter()
+            .filter(|s| s.table == tname && s.name.starts_with(compile::runs::SET_PREFIX))
+            .map(|s| s.name)
+            .collect()),
+        Err(nft::Error::Kernel { code: -2, .. }) => Ok(Vec::new()),
+        Err(e) => Err(e),
     }
+}
+
+/// The run sets the kernel rules of `chain` use: one rule dump of the
+/// chain, O(its kernel rules, a run counting one), userdata decoded, no
+/// rule text parsed. Empty when the chain does not exist.
+pub fn run_sets_used_by(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+    chain: &str,
+) -> Result<Vec<String>, nft::Error> {
+    let fam = layout::nft_family(family);
+    let tname = layout::table_name(kind);
     let mut used = Vec::new();
-    sock.rules(fam, Some(&tname), Some(chain), |r| {
+    let r = sock.rules(fam, Some(&tname), Some(chain), |r| {
         if r.table != tname || r.chain != chain {
             return Ok(());
         }
@@ -282,9 +290,12 @@ pub fn flushed_run_sets(
             used.push(set);
         }
         Ok(())
-    })?;
-    sets.retain(|s| used.contains(s));
-    Ok(sets)
+    });
+    match r {
+        Ok(()) => Ok(used),
+        Err(nft::Error::Kernel { code: -2, .. }) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
 }
 
 /// A rule body (the text after `-A CHAIN`) parsed into a rule.

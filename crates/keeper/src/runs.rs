@@ -545,7 +545,7 @@ impl KernelApply {
     }
 
     /// Delete the run sets `names` of table `kind` that a flush queued in
-    /// this batch leaves unused (see [`crate::read::flushed_run_sets`]),
+    /// this batch leaves unused (see [`crate::read::run_sets_used_by`]),
     /// except those already dropped; after the flush, so the kernel drops
     /// their last reference first.
     pub(crate) fn drop_unread_run_sets(&mut self, kind: TableKind, names: Vec<String>) {

@@ -313,23 +313,36 @@ impl Session {
     }
 
     /// The run sets of chains the batch flushed without having read them
-    /// go with their rules (the read covered only the chains' names).
+    /// go with their rules (the read covered only the chains' names): per
+    /// table one set dump and, only if the table has run sets, one rule
+    /// dump per flushed chain (see [`crate::read::run_sets_used_by`]).
     fn drop_flushed_run_sets(&mut self, ap: &mut KernelApply) -> Result<(), Error> {
-        let mut flushed = std::mem::take(&mut ap.flushed);
-        flushed.dedup();
-        for (kind, chain) in flushed {
-            let sets = match crate::read::flushed_run_sets(
-                &mut self.sock,
-                self.family,
-                kind,
-                chain.as_deref(),
-            ) {
-                Ok(s) => s,
-                // A chain the batch creates: nothing of it in the kernel.
-                Err(nft::Error::Kernel { code: -2, .. }) => Vec::new(),
-                Err(e) => return Err(kernel_err(e)),
-            };
-            ap.drop_unread_run_sets(kind, sets);
+        let flushed = std::mem::take(&mut ap.flushed);
+        for kind in TableKind::ALL {
+            let mut chains = flushed.iter().filter(|(k, _)| *k == kind).peekable();
+            if chains.peek().is_none() {
+                continue;
+            }
+            let all = crate::read::run_sets_of_table(&mut self.sock, self.family, kind)
+                .map_err(kernel_err)?;
+            if all.is_empty() {
+                continue;
+            }
+            for (_, chain) in chains {
+                let sets = match chain {
+                    None => all.clone(),
+                    Some(c) => {
+                        let mut used =
+                            crate::read::run_sets_used_by(&mut self.sock, self.family, kind, c)
+                                .map_err(kernel_err)?;
+                        // Only sets that exist: deleting a missing one
+                        // would fail the whole transaction.
+                        used.retain(|u| all.contains(u));
+                        used
+                    }
+                };
+                ap.drop_unread_run_sets(kind, sets);
+            }
         }
         Ok(())
     }

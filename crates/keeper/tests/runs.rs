@@ -366,3 +366,44 @@ fn probes_read_one_member_of_a_run() {
         eprintln!("SKIP: probes_read_one_member_of_a_run needs root");
     }
 }
+
+/// A `--noflush` restore's `:CHAIN` line flushes an existing chain: its
+/// run sets go with its rules (the restore reads only the chain's name),
+/// other chains' runs stay.
+#[test]
+fn noflush_restore_flushes_run_sets() {
+    let done = in_netns(|| {
+        let mut text = String::from("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:U - [0:0]\n");
+        for i in 1..=6 {
+            text.push_str(&format!("-A U -s 10.0.0.{i}/32 -j ACCEPT\n"));
+            text.push_str(&format!("-A FORWARD -d 10.1.0.{i}/32 -j DROP\n"));
+        }
+        text.push_str("COMMIT\n");
+        let mut s = Session::open(Family::Ipv4).expect("session");
+        s.compile = Some(RunOpts { min_len: 4 });
+        s.restore(&text, &ropts()).expect("restore");
+        if !have_nft() {
+            eprintln!(
+                "SKIP: noflush_restore_flushes_run_sets needs nft (apt-get install nftables)"
+            );
+            return;
+        }
+        assert_eq!(run_sets(), vec![6, 6]);
+        let o = RestoreOpts {
+            noflush: true,
+            ..ropts()
+        };
+        s.restore(
+            "*filter\n:U - [0:0]\n-A U -s 10.9.0.1/32 -j ACCEPT\nCOMMIT\n",
+            &o,
+        )
+        .expect("noflush restore");
+        assert_eq!(run_sets(), vec![6]);
+        let save = kernel_save(&mut s);
+        assert_eq!(save.matches("-A U ").count(), 1, "{save}");
+        assert_eq!(save.matches("-A FORWARD ").count(), 6, "{save}");
+    });
+    if done.is_none() {
+        eprintln!("SKIP: noflush_restore_flushes_run_sets needs root");
+    }
+}
