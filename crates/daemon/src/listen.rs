@@ -158,10 +158,13 @@ impl Pool {
         loop {
             self.idle.fetch_add(1, Ordering::SeqCst);
             let accepted = self.l.accept();
-            if self.idle.fetch_sub(1, Ordering::SeqCst) == 1 {
-                self.spawn();
-            }
+            let last = self.idle.fetch_sub(1, Ordering::SeqCst) == 1;
+            // A failed accept (say, out of descriptors) serves nobody:
+            // retry in this thread rather than start another.
             if let Ok((s, _)) = accepted {
+                if last {
+                    self.spawn();
+                }
                 self.serve(s);
             }
             if !permanent && self.idle.load(Ordering::SeqCst) >= IDLE_KEEP {

@@ -70,10 +70,10 @@ pub struct KernelApply {
     /// Chains whose appends wait for [`KernelApply::finish`], in order.
     pub(crate) deferred: Vec<(TableKind, String)>,
     /// Flushes in this batch of tables it does not replace (`None`: every
-    /// chain), and the run sets they dropped because the apply knew them:
-    /// a session deletes the run sets of chains it did not read (see
-    /// [`crate::read::run_sets_used_by`]).
+    /// chain): a session deletes the run sets of those chains it did not
+    /// read (see [`crate::read::run_sets_used_by`]).
     pub(crate) flushed: Vec<(TableKind, Option<String>)>,
+    /// Run sets this batch deletes, so none is deleted twice.
     pub(crate) dropped_sets: Vec<(TableKind, String)>,
     /// Ends of chains read for appends ([`crate::read::tail`]): appends to
     /// them join or start runs.

@@ -171,14 +171,15 @@ impl Client {
     /// blocking on it (default: not at all). For a one-shot caller that
     /// waits for nothing else, such as the CLI: a blocked process whose
     /// reply arrives must be woken, which on an idle virtual CPU costs tens
-    /// of µs; polling costs that much CPU at most. Not for many concurrent
-    /// clients sharing few CPUs, which would spin against the daemon.
+    /// of µs; polling costs up to `t` of CPU instead. Not for many
+    /// concurrent clients sharing few CPUs, which would spin against the
+    /// daemon.
     pub fn spin_for_reply(&mut self, t: Duration) {
         self.spin = t;
     }
 
     /// Poll until the socket is readable or `self.spin` has passed.
-    fn spin(&self) {
+    fn poll_for_reply(&self) {
         if self.spin.is_zero() {
             return;
         }
@@ -227,7 +228,7 @@ impl Client {
                 _ => Err(ClientError::Proto(ProtoError::Io(e))),
             };
         }
-        self.spin();
+        self.poll_for_reply();
         let mut results = None;
         loop {
             match self.next()? {
