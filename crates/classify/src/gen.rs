@@ -159,7 +159,7 @@ fn target(r: &mut Rng, c: usize, verdict_only: bool) -> String {
 /// A run of `n` rules in one shape differing in one key (sometimes with a
 /// repeated key, or with the verdict varying, to exercise splits and maps).
 fn run(r: &mut Rng, s: &mut String, chain: &str, c: usize, n: usize, fam: Family) {
-    let shape = r.below(4);
+    let shape = r.below(7);
     let vary_verdict = r.pct(30);
     let fixed_target = target(r, c, vary_verdict);
     let proto = if r.pct(50) { "tcp" } else { "udp" };
@@ -179,7 +179,14 @@ fn run(r: &mut Rng, s: &mut String, chain: &str, c: usize, n: usize, fam: Family
             0 => format!(" -s {a}/{full}{t}"),
             1 => format!(" -d {a}/{full} -p {proto} -m {proto} --dport {port}{t}"),
             2 => format!(" -s {other}/{full} -p {proto} -m {proto} --dport {p}{t}"),
-            _ => format!(" -i {i} -d {other}/{net}{t}"),
+            3 => format!(" -i {i} -d {other}/{net}{t}"),
+            // Tuples: kube-proxy's dispatch (own comment per rule), then
+            // address and port, then two addresses.
+            4 => format!(
+                " -d {a}/{full} -p {proto} -m comment --comment \"svc {p}\" -m {proto} --dport {p}{t}"
+            ),
+            5 => format!(" -s {a}/{full} -p {proto} -m {proto} --dport {p}{t}"),
+            _ => format!(" -s {a}/{full} -d {}/{full}{t}", fmt(addr(r, fam), fam)),
         };
         let _ = writeln!(s, "-A {chain}{body}");
     }

@@ -29,6 +29,7 @@ fn logical_lowered_and_compiled_agree() {
     let mut runs_seen = 0usize;
     let mut counted = 0u64;
     let mut in_runs = 0u64;
+    let mut tuple_runs = 0usize;
     for seed in 0..RULESETS {
         let mut r = Rng::new(seed + 1);
         // One ruleset in four is IPv6 (ip6tables syntax and packets).
@@ -47,6 +48,14 @@ fn logical_lowered_and_compiled_agree() {
             .iter()
             .map(|t| t.sets.keys().filter(|n| n.starts_with("__nfk_run")).count())
             .sum::<usize>();
+        // Tuple keys are the only ones of other lengths than a port, an
+        // IPv4 address or an IPv6 address / interface name.
+        tuple_runs += compiled
+            .tables
+            .iter()
+            .flat_map(|t| t.sets.iter())
+            .filter(|(n, s)| n.starts_with("__nfk_run") && ![2, 4, 16].contains(&s.key_len))
+            .count();
         let run_ids: std::collections::HashSet<ruleset::RuleId> = compiled
             .tables
             .iter()
@@ -97,5 +106,9 @@ fn logical_lowered_and_compiled_agree() {
         in_runs > pairs / 50,
         "only {in_runs} counts by run elements"
     );
-    eprintln!("{pairs} pairs, {runs_seen} runs, {counted} counts, {in_runs} by run elements");
+    assert!(
+        tuple_runs > RULESETS as usize / 10,
+        "only {tuple_runs} runs on tuple keys"
+    );
+    eprintln!("{pairs} pairs, {runs_seen} runs ({tuple_runs} on tuples), {counted} counts, {in_runs} by run elements");
 }

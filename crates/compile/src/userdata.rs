@@ -141,6 +141,9 @@ pub fn run_key_byte(k: crate::runs::KeyKind) -> u8 {
         Dst => 2,
         Dport => 3,
         Iif => 4,
+        SrcDport => 5,
+        DstDport => 6,
+        SrcDst => 7,
     }
 }
 
@@ -154,6 +157,9 @@ pub fn run_key(b: u8) -> Option<(crate::runs::KeyKind, bool)> {
             2 => Dst,
             3 => Dport,
             4 => Iif,
+            5 => SrcDport,
+            6 => DstDport,
+            7 => SrcDst,
             _ => return None,
         },
         map,

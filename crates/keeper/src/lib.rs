@@ -14,5 +14,6 @@ pub mod runs;
 pub mod save;
 pub mod scope;
 pub mod session;
+pub mod verify;
 
 pub use session::Session;

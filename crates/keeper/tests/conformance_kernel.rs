@@ -159,7 +159,19 @@ fn conformance_vectors_round_trip_through_the_kernel() {
                                 })
                             })
                             .unwrap_or_default();
-                        if got == want && back.foreign.is_empty() {
+                        // And the kernel's expressions are what the rule
+                        // compiles to.
+                        let diffs = keeper::verify::verify_table(&mut sock, family, table)
+                            .expect("verify")
+                            .map(|r| r.diffs)
+                            .unwrap_or_default();
+                        if !diffs.is_empty() {
+                            failures.push(format!(
+                                "{file}:{} [{family:?} {chain}] verify: {}",
+                                n + 1,
+                                diffs.join("\n    ")
+                            ));
+                        } else if got == want && back.foreign.is_empty() {
                             t.equal += 1;
                         } else {
                             failures.push(format!(

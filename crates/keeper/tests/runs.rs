@@ -150,6 +150,7 @@ fn compiled_runs_follow_the_model() {
                 model_save(&model),
                 "seed {seed} after restore\n{text}"
             );
+            no_differences(&format!("seed {seed} after restore\n{text}"));
             let mut log = String::new();
             for step in 0..STEPS {
                 let argv = command(&mut r, &model, &pools);
@@ -171,6 +172,7 @@ fn compiled_runs_follow_the_model() {
                 );
                 let (k, m) = (kernel_save(&mut s2), model_save(&model));
                 assert_eq!(k, m, "seed {seed} step {step}\n{log}\n{text}");
+                no_differences(&format!("seed {seed} step {step}\n{log}\n{text}"));
             }
         }
         // The generated rulesets must actually compile runs (counted with
@@ -184,6 +186,20 @@ fn compiled_runs_follow_the_model() {
     if done.is_none() {
         eprintln!("SKIP: compiled_runs_follow_the_model needs root");
     }
+}
+
+/// `verify` finds the kernel's filter table to be exactly what its
+/// logical rules compile to.
+fn no_differences(context: &str) {
+    let mut sock = keeper::verify::socket().expect("socket");
+    let rep = keeper::verify::verify_table(&mut sock, Family::Ipv4, TableKind::Filter)
+        .expect("verify")
+        .expect("the table exists");
+    assert!(
+        rep.diffs.is_empty(),
+        "verify: {}\n{context}",
+        rep.diffs.join("\n")
+    );
 }
 
 /// Whether the `nft` binary (the oracle for run sets) is installed.

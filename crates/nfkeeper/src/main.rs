@@ -16,6 +16,7 @@ mod direct;
 mod offline;
 mod personality;
 mod trace;
+mod verify;
 mod via_daemon;
 
 use std::io::Write;
@@ -75,6 +76,9 @@ Usage:
   nfkeeper trace [-4|-6] [--hook H] [-s A] [-d A] [-p P] [--dport N] [-i IF] ...
                                    the rules a described packet matches at a hook, in order, and
                                    its verdict (`nfkeeper trace --help` for all options)
+  nfkeeper verify [-4|-6] [-t TABLE] [-q]
+                                   check that nfkeeper's tables in the kernel are what the logical
+                                   rules they record compile to; one line per difference
   nfkeeper [--direct|--daemon] iptables ARGS...
                                    force direct mode or the daemon (default: the daemon if it answers;
                                    also NFKEEPER_MODE=direct|daemon|auto)
@@ -160,6 +164,7 @@ fn run() -> i32 {
         }
         "status" => status(),
         "trace" => trace::trace(&args[first + 1..]),
+        "verify" => verify::verify(&args[first + 1..]),
         "demo" => {
             ignore_sigpipe();
             demo::demo(&args[first + 1..])

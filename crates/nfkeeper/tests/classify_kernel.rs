@@ -97,6 +97,7 @@ fn kernel_counters_match_the_classifier() {
     }
     let mut sent = 0u64;
     let mut counted = 0u64;
+    let (mut nft_seen, mut tuple_sets) = (false, 0usize);
     for seed in 0..RULESETS {
         let client = Ns::new(&format!("ck{seed}c"));
         let server = Ns::new(&format!("ck{seed}s"));
@@ -140,6 +141,16 @@ fn kernel_counters_match_the_classifier() {
             String::from_utf8_lossy(&o.stderr)
         );
         server.nfk("iptables -t raw -A PREROUTING -j CT --notrack");
+        // The oracle, where installed: runs on tuple keys are in the kernel
+        // as concatenated sets.
+        let sets = server.exec(&["nft", "list", "sets"]);
+        if sets.status.success() {
+            nft_seen = true;
+            tuple_sets += String::from_utf8_lossy(&sets.stdout)
+                .lines()
+                .filter(|l| l.trim_start().starts_with("type ") && l.contains(" . "))
+                .count();
+        }
 
         let mut want: HashMap<(String, usize), u64> = HashMap::new();
         let mut wire = Vec::new();
@@ -203,6 +214,10 @@ fn kernel_counters_match_the_classifier() {
         );
     }
     assert!(sent >= 10_000, "{sent} packets");
+    assert!(
+        !nft_seen || tuple_sets > 0,
+        "no run on a tuple key reached the kernel"
+    );
     assert!(
         counted > sent / 4,
         "only {counted} rule hits for {sent} packets"

@@ -22,112 +22,13 @@
 
 use crate::lower::{lower_rule, Lowered, Result};
 use iptables::ext::Match;
-use iptables::rule::{inv, Addr, Iface};
 use iptables::{Rule, Target};
-use nft::expr::{base, meta, reg};
+use nft::expr::reg;
 use nft::{Expr, Verdict};
 use ruleset::{Family, RuleId, TableKind};
 
-/// The field a run's rules differ in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum KeyKind {
-    /// `-s ADDR` with a full mask.
-    Src,
-    /// `-d ADDR` with a full mask.
-    Dst,
-    /// `--dport P` of the rule's `tcp` or `udp` match (one port).
-    Dport,
-    /// `-i NAME` (no `+` wildcard).
-    Iif,
-}
-
-impl KeyKind {
-    pub const ALL: [KeyKind; 4] = [KeyKind::Src, KeyKind::Dst, KeyKind::Dport, KeyKind::Iif];
-
-    /// nftables' data type id and key length in bytes.
-    pub fn key_type(self, family: Family) -> (u32, u32) {
-        match (self, family) {
-            (KeyKind::Src | KeyKind::Dst, Family::Ipv4) => (7, 4),
-            (KeyKind::Src | KeyKind::Dst, Family::Ipv6) => (8, 16),
-            (KeyKind::Dport, _) => (13, 2),
-            (KeyKind::Iif, _) => (41, 16),
-        }
-    }
-
-    /// The expression that loads the packet's key into register 1.
-    fn load(self, family: Family) -> Expr {
-        let v6 = family == Family::Ipv6;
-        match self {
-            KeyKind::Src => Expr::load(
-                base::NETWORK,
-                if v6 { 8 } else { 12 },
-                if v6 { 16 } else { 4 },
-            ),
-            KeyKind::Dst => Expr::load(
-                base::NETWORK,
-                if v6 { 24 } else { 16 },
-                if v6 { 16 } else { 4 },
-            ),
-            KeyKind::Dport => Expr::load(base::TRANSPORT, 2, 2),
-            KeyKind::Iif => Expr::Meta {
-                key: meta::IIFNAME,
-                dreg: reg::R1,
-            },
-        }
-    }
-
-    /// The rule's key for this kind and the rule without it (its shape),
-    /// or `None` when the rule has no usable key of this kind.
-    pub fn split(self, r: &Rule, family: Family) -> Option<(Vec<u8>, Rule)> {
-        let n = if family == Family::Ipv6 { 16 } else { 4 };
-        let full = |a: &Addr| a.mask[..n].iter().all(|&b| b == 0xff);
-        let mut shape = r.clone();
-        let key = match self {
-            KeyKind::Src if !r.inverted(inv::SRC) && full(&r.src) => {
-                shape.src = Addr::default();
-                r.src.addr[..n].to_vec()
-            }
-            KeyKind::Dst if !r.inverted(inv::DST) && full(&r.dst) => {
-                shape.dst = Addr::default();
-                r.dst.addr[..n].to_vec()
-            }
-            KeyKind::Iif
-                if !r.inverted(inv::IN)
-                    && !r.iniface.is_empty()
-                    && !r.iniface.as_str().ends_with('+') =>
-            {
-                shape.iniface = Iface::default();
-                let mut k = vec![0u8; 16];
-                let s = r.iniface.as_str().as_bytes();
-                k[..s.len()].copy_from_slice(s);
-                k
-            }
-            KeyKind::Dport => {
-                let mut found = None;
-                for (i, m) in r.matches.iter().enumerate() {
-                    let d = match m {
-                        Match::Tcp(t) if !t.inv_dport && t.dpts.0 == t.dpts.1 => t.dpts.0,
-                        Match::Udp(u) if !u.inv_dport && u.dpts.0 == u.dpts.1 => u.dpts.0,
-                        _ => continue,
-                    };
-                    if found.is_some() {
-                        return None;
-                    }
-                    found = Some((i, d));
-                }
-                let (i, d) = found?;
-                match &mut shape.matches[i] {
-                    Match::Tcp(t) => t.dpts = (0, 65535),
-                    Match::Udp(u) => u.dpts = (0, 65535),
-                    _ => unreachable!("found above"),
-                }
-                d.to_be_bytes().to_vec()
-            }
-            _ => return None,
-        };
-        Some((key, shape))
-    }
-}
+mod key;
+pub use key::KeyKind;
 
 /// Tuning of run detection.
 #[derive(Clone, Copy, Debug)]
@@ -295,10 +196,12 @@ pub fn compile_chain(
     while i < rules.len() {
         let (id, r) = rules[i];
         let best = if runnable(r) {
+            // The longest run; among equally long ones the first kind
+            // (single fields before tuples).
             KeyKind::ALL
                 .iter()
                 .map(|&k| (k, extent(rules, i, k, family)))
-                .max_by_key(|(_, (keys, _))| keys.len())
+                .reduce(|a, b| if b.1 .0.len() > a.1 .0.len() { b } else { a })
         } else {
             None
         };
@@ -390,7 +293,9 @@ pub fn run_rule(
         dreg: map.then_some(reg::VERDICT),
         flags: None,
     };
-    lowered.exprs.splice(at..at + 1, [key.load(family), lookup]);
+    let mut load = key.load(family);
+    load.push(lookup);
+    lowered.exprs.splice(at..at + 1, load);
     Ok(lowered)
 }
 
@@ -436,7 +341,13 @@ mod tests {
             .map(|it| match it {
                 Item::Plain { .. } => "P".to_string(),
                 Item::Run { set, .. } => {
-                    format!("{}{}", if set.map { "M" } else { "S" }, set.elems.len())
+                    let kind = if set.map { "M" } else { "S" };
+                    let tuple = if set.key.is_tuple() {
+                        format!(":{:?}", set.key)
+                    } else {
+                        String::new()
+                    };
+                    format!("{kind}{}{tuple}", set.elems.len())
                 }
             })
             .collect::<Vec<_>>()
@@ -523,6 +434,55 @@ mod tests {
                 ],
                 2,
                 "S2,P",
+            ),
+            // kube-proxy's service dispatch: address and port vary, each
+            // rule its own comment and chain: one verdict map on the tuple.
+            (
+                &[
+                    "-A X -d 10.96.0.1/32 -p tcp -m comment --comment a -m tcp --dport 443 -j SVC-A",
+                    "-A X -d 10.96.0.10/32 -p tcp -m comment --comment b -m tcp --dport 53 -j SVC-B",
+                    "-A X -d 10.96.0.10/32 -p tcp -m comment --comment c -m tcp --dport 9153 -j SVC-C",
+                ],
+                2,
+                "M3:DstDport",
+            ),
+            // Address and port both vary (the packet suite's c.rules).
+            (
+                &[
+                    "-A X -s 10.0.0.1/32 -p tcp -m tcp --dport 80 -j DROP",
+                    "-A X -s 10.0.0.2/32 -p tcp -m tcp --dport 81 -j DROP",
+                    "-A X -s 10.0.0.2/32 -p tcp -m tcp --dport 80 -j DROP",
+                    "-A X -s 10.0.0.2/32 -p tcp -m tcp --dport 81 -j DROP",
+                ],
+                2,
+                "S3:SrcDport,P",
+            ),
+            // One field suffices: no tuple (Cloud Foundry with a port).
+            (
+                &[
+                    "-A X -s 10.0.0.1/32 -p tcp -m tcp --dport 8080 -j ACCEPT",
+                    "-A X -s 10.0.0.2/32 -p tcp -m tcp --dport 8080 -j ACCEPT",
+                ],
+                2,
+                "S2",
+            ),
+            (
+                &[
+                    "-A X -s 10.0.0.1/32 -d 10.1.0.1/32 -j ACCEPT",
+                    "-A X -s 10.0.0.1/32 -d 10.1.0.2/32 -j ACCEPT",
+                    "-A X -s 10.0.0.2/32 -d 10.1.0.1/32 -j ACCEPT",
+                ],
+                2,
+                "S3:SrcDst",
+            ),
+            // Comments differ: still one run (each element keeps its own).
+            (
+                &[
+                    "-A X -s 10.0.0.1/32 -m comment --comment x -j ACCEPT",
+                    "-A X -s 10.0.0.2/32 -m comment --comment y -j ACCEPT",
+                ],
+                2,
+                "S2",
             ),
         ];
         for (lines, min_len, want) in cases {

@@ -1,0 +1,442 @@
+//! `verify`: does what is in the kernel equal what the logical rules it
+//! records compile to?
+//!
+//! Every kernel object of ours names the logical rule it stands for (its
+//! userdata: id and canonical text), so the kernel alone says what the
+//! expressions should be. For one table this reads the model back
+//! ([`crate::read`]), then dumps the kernel's rules, sets and elements
+//! once more and checks, for each:
+//! - a plain rule: its expressions are what its logical rule lowers to,
+//!   and each anonymous set it looks up holds the lowered set's elements;
+//! - a run's rule: its expressions are what the run's key kind and shape
+//!   compile to; every element of its set is a member whose rule, split by
+//!   the run's key, gives the element's key and (maps) its verdict;
+//! - base chains: iptables' hook, priority and type;
+//! - sets: each run set is used by exactly one run rule, each anonymous
+//!   set by a rule; anything else in the table is foreign.
+//!
+//! Counters are not compared (they are the kernel's). Cost: one rule dump,
+//! one set dump, one element dump per set, plus the read itself.
+
+use crate::read::{read_table, RunSnap};
+use compile::layout;
+use compile::lower_rule;
+use compile::runs::{admits, run_rule, SET_PREFIX};
+use compile::userdata::{self, catalog};
+use iptables::print::save::{save_rule_body, CounterStyle};
+use iptables::Rule;
+use nft::{Data, Expr, Socket};
+use ruleset::{Counters, Family, RuleId, TableKind};
+use std::collections::{BTreeSet, HashMap};
+
+/// What one table's check found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Kernel rules checked (plain and run rules).
+    pub rules: usize,
+    /// Runs checked and their elements.
+    pub runs: usize,
+    pub elems: usize,
+    /// Each difference, one line of text naming the object.
+    pub diffs: Vec<String>,
+}
+
+/// One kernel rule as dumped.
+struct KRule {
+    chain: String,
+    handle: u64,
+    exprs: Result<Vec<Expr>, String>,
+}
+
+/// A netlink socket to check tables with.
+pub fn socket() -> Result<Socket, nft::Error> {
+    Socket::open()
+}
+
+/// Check table `kind` of `family`; `None` when nfkeeper has no such table
+/// in the kernel.
+pub fn verify_table(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+) -> Result<Option<Report>, nft::Error> {
+    let snap = read_table(sock, family, kind)?;
+    if !snap.exists {
+        return Ok(None);
+    }
+    let fam = layout::nft_family(family);
+    let tname = layout::table_name(kind);
+    let mut rep = Report::default();
+    for f in &snap.foreign {
+        rep.diffs.push(format!("{f}: not written by nfkeeper"));
+    }
+
+    // Base chains as iptables registers them.
+    let chains = sock.chains(fam, Some(&tname))?;
+    for b in layout::base_chains(kind) {
+        let Some(c) = chains.iter().find(|c| c.table == tname && c.name == b.name) else {
+            rep.diffs.push(format!("chain {}: missing", b.name));
+            continue;
+        };
+        let hook = c.hook.as_ref().map(|h| (h.num, h.priority));
+        if hook != Some((b.hook, b.priority)) || c.chain_type.as_deref() != Some(b.chain_type) {
+            rep.diffs.push(format!(
+                "chain {}: hook {hook:?} type {:?}, expected hook ({}, {}) type {}",
+                b.name, c.chain_type, b.hook, b.priority, b.chain_type
+            ));
+        }
+    }
+
+    let mut krules = Vec::new();
+    sock.rules(fam, Some(&tname), None, |r| {
+        if r.table == tname {
+            krules.push(KRule {
+                chain: r.chain.to_string(),
+                handle: r.handle.unwrap_or(0),
+                exprs: r
+                    .exprs()
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| e.to_string()),
+            });
+        }
+        Ok(())
+    })?;
+    let id_of: HashMap<u64, RuleId> = snap.handles.iter().map(|(id, h)| (*h, *id)).collect();
+    let run_of: HashMap<u64, &RunSnap> = snap.runs.iter().map(|r| (r.handle, r)).collect();
+    let sets = sock.sets(fam, Some(&tname))?;
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    let cx = Cx {
+        family,
+        kind,
+        fam,
+        tname: &tname,
+    };
+    for kr in &krules {
+        let exprs = match &kr.exprs {
+            Ok(e) => e,
+            Err(e) => {
+                rep.diffs.push(format!(
+                    "rule handle {} in chain {}: unreadable expressions ({e})",
+                    kr.handle, kr.chain
+                ));
+                continue;
+            }
+        };
+        for e in exprs {
+            if let Expr::Lookup { set, .. } = e {
+                used.insert(set.clone());
+            }
+        }
+        if let Some(run) = run_of.get(&kr.handle) {
+            rep.runs += 1;
+            rep.rules += 1;
+            cx.check_run(sock, &snap.table, run, kr, exprs, &mut rep)?;
+        } else if let Some(id) = id_of.get(&kr.handle) {
+            rep.rules += 1;
+            let Some((_, _, r)) = snap.table.rule_by_id(*id) else {
+                continue;
+            };
+            cx.check_plain(sock, &sets, r.body, kr, exprs, &mut rep)?;
+        }
+    }
+    for s in &sets {
+        if s.name == catalog::SET {
+            continue;
+        }
+        if !s.name.starts_with(SET_PREFIX) && !s.name.starts_with(ANON_PREFIX) {
+            rep.diffs
+                .push(format!("set {}: not written by nfkeeper", s.name));
+        } else if !used.contains(&s.name) {
+            rep.diffs.push(format!("set {}: used by no rule", s.name));
+        }
+    }
+    Ok(Some(rep))
+}
+
+/// Names of the anonymous sets lowered rules look up (see
+/// `compile::AnonSet::to_nft`).
+const ANON_PREFIX: &str = "__nfk_set";
+
+struct Cx<'a> {
+    family: Family,
+    kind: TableKind,
+    fam: nft::Family,
+    tname: &'a str,
+}
+
+impl Cx<'_> {
+    fn text(&self, r: &Rule) -> String {
+        let mut s = String::new();
+        save_rule_body(
+            &mut s,
+            self.family,
+            r,
+            Counters::default(),
+            CounterStyle::None,
+        );
+        s
+    }
+
+    fn check_plain(
+        &self,
+        sock: &mut Socket,
+        sets: &[nft::Set],
+        body: &Rule,
+        kr: &KRule,
+        exprs: &[Expr],
+        rep: &mut Report,
+    ) -> Result<(), nft::Error> {
+        let what = || {
+            format!(
+                "rule handle {} in chain {} (\"-A {}{}\")",
+                kr.handle,
+                kr.chain,
+                kr.chain,
+                self.text(body)
+            )
+        };
+        let want = match lower_rule(body, self.family, self.kind, &kr.chain) {
+            Ok(l) => l,
+            Err(e) => {
+                rep.diffs
+                    .push(format!("{}: does not compile ({e})", what()));
+                return Ok(());
+            }
+        };
+        let want_exprs = &want.exprs;
+        if normalized(want_exprs) != normalized(exprs) {
+            rep.diffs.push(format!(
+                "{}: kernel expressions differ from what the rule compiles to\n  kernel:   {:?}\n  compiled: {:?}",
+                what(),
+                normalized(exprs),
+                normalized(want_exprs)
+            ));
+            return Ok(());
+        }
+        // The anonymous sets, in lookup order on both sides.
+        let kernel_sets = exprs.iter().filter_map(|e| match e {
+            Expr::Lookup { set, .. } => Some(set.as_str()),
+            _ => None,
+        });
+        for (name, a) in kernel_sets.zip(&want.sets) {
+            let (want_set, want_elems) = a.to_nft(self.fam, self.tname, 0);
+            let got = sets.iter().find(|s| s.name == name);
+            let same_type = got.is_some_and(|s| {
+                (s.key_type, s.key_len) == (want_set.key_type, want_set.key_len)
+                    && s.flags.unwrap_or(0) & nft::set::flags::INTERVAL
+                        == want_set.flags.unwrap_or(0) & nft::set::flags::INTERVAL
+            });
+            let elems = |es: &[nft::SetElem]| -> BTreeSet<(Vec<u8>, u32)> {
+                es.iter()
+                    .map(|e| (e.key.clone().unwrap_or_default(), e.flags.unwrap_or(0)))
+                    .collect()
+            };
+            let got_elems = sock.set_elems(self.fam, self.tname, name)?;
+            if !same_type || elems(&got_elems) != elems(&want_elems.elems) {
+                rep.diffs.push(format!(
+                    "{}: set {name} is not the rule's ({} elements, {} expected)",
+                    what(),
+                    got_elems.len(),
+                    want_elems.elems.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_run(
+        &self,
+        sock: &mut Socket,
+        t: &ruleset::Table<Rule>,
+        run: &RunSnap,
+        kr: &KRule,
+        exprs: &[Expr],
+        rep: &mut Report,
+    ) -> Result<(), nft::Error> {
+        let what = format!(
+            "run rule handle {} in chain {} (set {})",
+            kr.handle, kr.chain, run.set
+        );
+        let body = |id: &RuleId| t.rule_by_id(*id).map(|(_, _, r)| r.body);
+        // The shape: recorded in the run rule, else the first member's.
+        let shape = run.shape.clone().or_else(|| {
+            let first = body(run.members.first()?)?;
+            let (_, mut s) = run.key.split(first, self.family)?;
+            if run.map {
+                s.target = iptables::Target::None;
+            }
+            Some(s)
+        });
+        let Some(shape) = shape else {
+            if !run.members.is_empty() {
+                rep.diffs.push(format!(
+                    "{what}: its shape is neither recorded nor derivable"
+                ));
+            }
+            return Ok(());
+        };
+        match run_rule(
+            run.key,
+            run.map,
+            &shape,
+            &run.set,
+            self.family,
+            self.kind,
+            &kr.chain,
+        ) {
+            Ok(l) if normalized(&l.exprs) == normalized(exprs) => {}
+            Ok(l) => rep.diffs.push(format!(
+                "{what}: kernel expressions differ from what the run compiles to\n  kernel:   {:?}\n  compiled: {:?}",
+                normalized(exprs),
+                normalized(&l.exprs)
+            )),
+            Err(e) => rep.diffs.push(format!("{what}: does not compile ({e})")),
+        }
+        let elems = sock.set_elems(self.fam, self.tname, &run.set)?;
+        rep.elems += elems.len();
+        for e in &elems {
+            let id = e
+                .userdata
+                .as_deref()
+                .and_then(|u| userdata::decode(u).ok())
+                .and_then(|d| d.id);
+            let Some(r) = id.as_ref().and_then(body) else {
+                // Reported by the read as foreign.
+                continue;
+            };
+            let key = e.key.clone().unwrap_or_default();
+            let verdict = match &e.data {
+                Some(Data::Verdict(v)) => Some(v.clone()),
+                _ => None,
+            };
+            let want = admits(run.key, run.map, &shape, r, self.family);
+            if want != Some((key.clone(), verdict)) {
+                rep.diffs.push(format!(
+                    "{what}: element {} is rule \"-A {}{}\", which {}",
+                    hex(&key),
+                    kr.chain,
+                    self.text(r),
+                    match want {
+                        None => "is not of the run's shape".to_string(),
+                        Some((k, v)) => format!("is element {} {v:?}", hex(&k)),
+                    }
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Syslog's "warning" level, the kernel's default for `log`.
+const LOG_WARNING: u32 = 4;
+
+/// Expressions as compared: counters without their values (the kernel's),
+/// lookups by set name only (batch ids are the sender's; anonymous sets'
+/// names are the kernel's, their contents are compared on their own),
+/// defaults the kernel fills in made explicit.
+fn normalized(exprs: &[Expr]) -> Vec<Expr> {
+    exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Counter { .. } => Expr::Counter {
+                bytes: 0,
+                packets: 0,
+            },
+            Expr::Lookup {
+                set,
+                sreg,
+                dreg,
+                flags,
+                ..
+            } => Expr::Lookup {
+                set: if set.starts_with(ANON_PREFIX) {
+                    ANON_PREFIX.to_string()
+                } else {
+                    set.clone()
+                },
+                set_id: None,
+                sreg: *sreg,
+                dreg: *dreg,
+                flags: flags.filter(|f| *f != 0),
+            },
+            // The kernel fills in a syslog logger's level (warning).
+            Expr::Log {
+                group: None,
+                level: None,
+                prefix,
+                snaplen,
+                qthreshold,
+                flags,
+            } => Expr::Log {
+                group: None,
+                level: Some(LOG_WARNING),
+                prefix: prefix.clone(),
+                snaplen: *snaplen,
+                qthreshold: *qthreshold,
+                flags: *flags,
+            },
+            // The kernel does not dump the direction of these keys.
+            Expr::Ct { key, dreg, .. }
+                if [nft::expr::ct::PROTOCOL, nft::expr::ct::L3PROTOCOL].contains(key) =>
+            {
+                Expr::Ct {
+                    key: *key,
+                    dreg: *dreg,
+                    dir: None,
+                }
+            }
+            Expr::Numgen {
+                dreg,
+                modulus,
+                ty,
+                offset,
+            } => Expr::Numgen {
+                dreg: *dreg,
+                modulus: *modulus,
+                ty: *ty,
+                offset: Some(offset.unwrap_or(0)),
+            },
+            // The kernel makes an absent range end equal to its start.
+            Expr::Nat {
+                ty,
+                family,
+                reg_addr_min,
+                reg_addr_max,
+                reg_proto_min,
+                reg_proto_max,
+                flags,
+            } => Expr::Nat {
+                ty: *ty,
+                family: *family,
+                reg_addr_min: *reg_addr_min,
+                reg_addr_max: reg_addr_max.or(*reg_addr_min),
+                reg_proto_min: *reg_proto_min,
+                reg_proto_max: reg_proto_max.or(*reg_proto_min),
+                flags: *flags,
+            },
+            Expr::Masq {
+                flags,
+                reg_proto_min,
+                reg_proto_max,
+            } => Expr::Masq {
+                flags: *flags,
+                reg_proto_min: *reg_proto_min,
+                reg_proto_max: reg_proto_max.or(*reg_proto_min),
+            },
+            Expr::Redir {
+                reg_proto_min,
+                reg_proto_max,
+                flags,
+            } => Expr::Redir {
+                reg_proto_min: *reg_proto_min,
+                reg_proto_max: reg_proto_max.or(*reg_proto_min),
+                flags: *flags,
+            },
+            e => e.clone(),
+        })
+        .collect()
+}

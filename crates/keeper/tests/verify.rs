@@ -1,0 +1,233 @@
+//! `verify` finds what was changed behind nfkeeper's back: a ruleset with a
+//! compiled run, a plain rule with an anonymous set and a NAT rule is
+//! restored in a fresh network namespace, checked clean, then each case
+//! changes one thing with raw netlink messages and must be reported.
+
+use compile::runs::RunOpts;
+use compile::userdata;
+use iptables::exec::RestoreOpts;
+use keeper::verify::{socket, verify_table, Report};
+use keeper::Session;
+use nft::batch::Placement;
+use nft::{Data, Expr, SetElem, SetElems, Socket, Verdict};
+use ruleset::{Family, RuleId, TableKind};
+use testkit::in_netns;
+
+const RULES: &str = "\
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+-A INPUT -p tcp -m multiport --dports 22,80,443 -j ACCEPT
+-A INPUT -s 10.0.0.1/32 -p tcp -m tcp --dport 8080 -j ACCEPT
+-A INPUT -s 10.0.0.2/32 -p tcp -m tcp --dport 8080 -j ACCEPT
+-A INPUT -s 10.0.0.3/32 -p tcp -m tcp --dport 8080 -j ACCEPT
+-A INPUT -s 10.0.0.4/32 -p tcp -m tcp --dport 8080 -j ACCEPT
+-A FORWARD -d 10.96.0.1/32 -p tcp -m comment --comment a -m tcp --dport 443 -j ACCEPT
+-A FORWARD -d 10.96.0.2/32 -p tcp -m comment --comment b -m tcp --dport 53 -j DROP
+-A OUTPUT -o eth0 -j DROP
+COMMIT
+";
+
+fn restore() {
+    let mut s = Session::open(Family::Ipv4).expect("session");
+    s.compile = Some(RunOpts { min_len: 2 });
+    s.restore(RULES, &RestoreOpts::new(Family::Ipv4, "iptables-restore"))
+        .unwrap_or_else(|e| panic!("{}", e.render("iptables-restore")));
+}
+
+fn check() -> Report {
+    verify_table(
+        &mut socket().expect("socket"),
+        Family::Ipv4,
+        TableKind::Filter,
+    )
+    .expect("verify")
+    .expect("table exists")
+}
+
+/// Our filter table (compile::layout::table_name).
+const TABLE: &str = "nfkeeper_filter";
+
+/// Kernel rules of our filter table: (chain, handle, userdata, exprs).
+fn rules(sock: &mut Socket) -> Vec<(String, u64, Vec<u8>, Vec<Expr>)> {
+    let mut out = Vec::new();
+    sock.rules(nft::Family::Ipv4, Some(TABLE), None, |r| {
+        out.push((
+            r.chain.to_string(),
+            r.handle.unwrap_or(0),
+            r.userdata.map(<[u8]>::to_vec).unwrap_or_default(),
+            r.exprs().collect::<Result<Vec<_>, _>>()?,
+        ));
+        Ok(())
+    })
+    .expect("dump");
+    out
+}
+
+/// Replace the first rule of `chain` whose expressions `pick` selects with
+/// the same userdata and `edit`ed expressions.
+fn rewrite(sock: &mut Socket, chain: &str, pick: fn(&[Expr]) -> bool, edit: fn(&mut Vec<Expr>)) {
+    let (_, handle, ud, mut exprs) = rules(sock)
+        .into_iter()
+        .find(|(c, _, _, e)| c == chain && pick(e))
+        .expect("a rule to rewrite");
+    edit(&mut exprs);
+    let mut r = nft::Rule::new(nft::Family::Ipv4, TABLE, chain, exprs);
+    r.handle = Some(handle);
+    r.userdata = Some(ud);
+    let mut b = sock.batch(None);
+    b.add_rule(&r, Placement::Replace, false, 0);
+    commit(sock, b);
+}
+
+fn commit(sock: &mut Socket, mut b: nft::batch::Batch) {
+    let rep = sock.commit(&mut b).expect("commit");
+    assert!(rep.outcome.is_ok(), "{:?}", rep.outcome.errors);
+}
+
+fn run_set(sock: &mut Socket, chain: &str) -> String {
+    rules(sock)
+        .into_iter()
+        .filter(|(c, ..)| c == chain)
+        .find_map(|(_, _, _, e)| {
+            e.iter().find_map(|x| match x {
+                Expr::Lookup { set, .. } if set.starts_with("__nfk_run") => Some(set.clone()),
+                _ => None,
+            })
+        })
+        .expect("a run in the chain")
+}
+
+fn is_run(e: &[Expr]) -> bool {
+    e.iter()
+        .any(|x| matches!(x, Expr::Lookup { set, .. } if set.starts_with("__nfk_run")))
+}
+
+#[test]
+fn verify_reports_what_changed_behind_our_back() {
+    let done = in_netns(|| {
+        restore();
+        let clean = check();
+        assert!(clean.diffs.is_empty(), "{:?}", clean.diffs);
+        // Two plain rules (one with an anonymous set) and two runs (INPUT
+        // on -s, FORWARD's map on -d + --dport), 4 + 2 elements.
+        assert_eq!((clean.rules, clean.runs, clean.elems), (4, 2, 6));
+
+        type Tamper = fn(&mut Socket);
+        let cases: &[(&str, Tamper, &str)] = &[
+            (
+                "a rule without our userdata",
+                |s| {
+                    let mut b = s.batch(None);
+                    let r =
+                        nft::Rule::new(nft::Family::Ipv4, TABLE, "INPUT", vec![Expr::counter()]);
+                    b.add_rule(&r, Placement::Append, false, 0);
+                    commit(s, b);
+                },
+                "(no nfkeeper userdata): not written by nfkeeper",
+            ),
+            (
+                "a plain rule's verdict changed",
+                |s| {
+                    rewrite(
+                        s,
+                        "OUTPUT",
+                        |_| true,
+                        |e| {
+                            *e.last_mut().unwrap() = Expr::verdict(Verdict::Accept);
+                        },
+                    )
+                },
+                "kernel expressions differ from what the rule compiles to",
+            ),
+            (
+                "a run rule's verdict changed",
+                |s| {
+                    rewrite(s, "INPUT", is_run, |e| {
+                        *e.last_mut().unwrap() = Expr::verdict(Verdict::Drop);
+                    })
+                },
+                "kernel expressions differ from what the run compiles to",
+            ),
+            (
+                "an element whose key is not its rule's",
+                |s| {
+                    let set = run_set(s, "INPUT");
+                    let text = " -s 10.0.0.77/32 -p tcp -m tcp --dport 8080 -j ACCEPT";
+                    let mut el = SetElem::key(&[10, 9, 9, 9]);
+                    el.userdata = Some(userdata::encode(RuleId(1 << 40), text, None).bytes);
+                    let mut b = s.batch(None);
+                    b.add(&SetElems::new(nft::Family::Ipv4, TABLE, &set, vec![el]), 0);
+                    commit(s, b);
+                },
+                "element 0a090909 is rule",
+            ),
+            (
+                "a map element's verdict changed",
+                |s| {
+                    let set = run_set(s, "FORWARD");
+                    let key = [10, 96, 0, 2, 0, 53, 0, 0];
+                    let el = s
+                        .set_elems(nft::Family::Ipv4, TABLE, &set)
+                        .expect("elements")
+                        .into_iter()
+                        .find(|e| e.key.as_deref() == Some(&key[..]))
+                        .expect("the element");
+                    let mut b = s.batch(None);
+                    b.delete(
+                        &SetElems::new(nft::Family::Ipv4, TABLE, &set, vec![SetElem::key(&key)]),
+                        0,
+                    );
+                    let mut changed = el.clone();
+                    changed.data = Some(Data::Verdict(Verdict::Accept));
+                    changed.exprs.clear();
+                    b.add(
+                        &SetElems::new(nft::Family::Ipv4, TABLE, &set, vec![changed]),
+                        0,
+                    );
+                    commit(s, b);
+                },
+                "is element 0a600002",
+            ),
+            (
+                "a set of someone else's",
+                |s| {
+                    let mut set = nft::Set::new(nft::Family::Ipv4, TABLE, "blocklist");
+                    set.key_type = Some(7);
+                    set.key_len = Some(4);
+                    set.flags = Some(0);
+                    set.id = Some(1);
+                    let mut b = s.batch(None);
+                    b.add(&set, 0);
+                    commit(s, b);
+                },
+                "set blocklist: not written by nfkeeper",
+            ),
+            (
+                "a base chain deleted",
+                |s| {
+                    let mut b = s.batch(None);
+                    b.delete(&nft::Rule::key(nft::Family::Ipv4, TABLE, "OUTPUT", None), 0);
+                    b.delete(&nft::Chain::new(nft::Family::Ipv4, TABLE, "OUTPUT"), 0);
+                    commit(s, b);
+                },
+                "chain OUTPUT: missing",
+            ),
+        ];
+        for (what, tamper, want) in cases {
+            restore();
+            assert!(check().diffs.is_empty(), "{what}: not clean before");
+            tamper(&mut socket().expect("socket"));
+            let rep = check();
+            assert!(
+                rep.diffs.iter().any(|d| d.contains(want)),
+                "{what}: want a difference with \"{want}\", got {:#?}",
+                rep.diffs
+            );
+        }
+    });
+    if done.is_none() {
+        eprintln!("SKIP: verify_reports_what_changed_behind_our_back needs root");
+    }
+}
