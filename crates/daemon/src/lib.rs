@@ -44,7 +44,7 @@ socket; nfkeeper's iptables personalities use it when it answers.
   --idle-timeout SECS close a connection idle or stalled this long (default 60)
   --quiet             no log line per write (errors and foreign changes are still logged)
 
-Runs of 4 or more similar rules are kept as one nftables set or verdict map
+Runs of 16 or more similar rules are kept as one nftables set or verdict map
 lookup (docs/compilation.md); `nfkeeper --no-compile-runs serve` (or
 NFKEEPER_COMPILE=off) writes every rule as its own kernel rule.
 ";

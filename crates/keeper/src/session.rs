@@ -24,7 +24,8 @@ pub const SAVE_ORDER: [TableKind; 5] = [
 ];
 
 /// Whether runs of similar rules are compiled into sets and verdict maps
-/// (`crate::runs`): by default, runs of at least 4 rules. The environment
+/// (`crate::runs`): by default, runs of at least
+/// [`compile::runs::DEFAULT_MIN_LEN`] rules. The environment
 /// decides: `NFKEEPER_COMPILE=off` (every logical rule its own kernel
 /// rule), `runs` (the default) or `runs:N` (runs of at least N rules); any
 /// other value keeps the default.

@@ -83,10 +83,11 @@ Usage:
                                    force direct mode or the daemon (default: the daemon if it answers;
                                    also NFKEEPER_MODE=direct|daemon|auto)
   nfkeeper --no-compile-runs iptables-restore|iptables|serve ...
-                                   every rule its own kernel rule; by default runs of 4 or more
+                                   every rule its own kernel rule; by default runs of 16 or more
                                    similar rules become one nftables set or verdict map lookup
-                                   (listings, counters and rule numbers unchanged; also
-                                   NFKEEPER_COMPILE=off|runs|runs:MIN_RUN)
+                                   (listings, counters and rule numbers unchanged);
+                                   --compile-runs=N: runs of N or more (also
+                                   NFKEEPER_COMPILE=off|runs|runs:N)
   nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,
   nfkeeper iptables-restore ...      iptables-restore, ip6tables-save, ip6tables-restore;
                                      or invoke nfkeeper through a symlink of that name)
@@ -145,6 +146,16 @@ fn run() -> i32 {
             // Run compilation (keeper::session::compile_runs reads it);
             // set before any thread exists.
             Some("--compile-runs") => std::env::set_var("NFKEEPER_COMPILE", "runs"),
+            Some(a) if a.starts_with("--compile-runs=") => {
+                let n = &a["--compile-runs=".len()..];
+                if !n.parse::<usize>().is_ok_and(|n| n >= 2) {
+                    eprintln!(
+                        "nfkeeper: --compile-runs=N needs a run length of at least 2, not \"{n}\""
+                    );
+                    return 2;
+                }
+                std::env::set_var("NFKEEPER_COMPILE", format!("runs:{n}"))
+            }
             Some("--no-compile-runs") => std::env::set_var("NFKEEPER_COMPILE", "off"),
             _ => break,
         }

@@ -1,8 +1,9 @@
 //! `nfkeeper verify`: reads nfkeeper's tables in the kernel of this network
 //! namespace and reports every difference from what the logical rules they
-//! record compile to (see `keeper::verify`). Exit status 0 when there is
-//! none, 1 when there are differences, 4 when the kernel cannot be read,
-//! 2 for a bad option.
+//! record compile to (see `keeper::verify`), and, when `nfkeeper serve`
+//! answers in the namespace, whether the daemon's model saves the same
+//! ruleset as the kernel. Exit status 0 when there is no difference, 1
+//! when there are, 4 when the kernel cannot be read, 2 for a bad option.
 
 use ruleset::{Family, TableKind};
 
@@ -13,8 +14,11 @@ Reads nfkeeper's tables from the kernel of this network namespace (both
 families and every table unless -4, -6 or -t narrow it) and checks that each
 kernel rule, set and element is what the logical rule it records compiles to:
 plain rules' expressions and anonymous sets, compiled runs' rules and every
-element's key and verdict, base chains' hooks, and nothing foreign. Prints
-one line per difference and a summary per table (-q: differences only).
+element's key and verdict, base chains' hooks, and nothing foreign. When
+`nfkeeper serve` runs in the namespace, its model's iptables-save (without
+counters) must also equal the kernel's (check while nothing changes the
+ruleset). Prints one line per difference and a summary per table (-q:
+differences only).
 Exit status: 0 no difference, 1 differences, 4 the kernel could not be read.";
 
 pub fn verify(args: &[String]) -> i32 {
@@ -90,7 +94,65 @@ pub fn verify(args: &[String]) -> i32 {
     if seen == 0 && !quiet {
         println!("nfkeeper verify: no nfkeeper tables in this network namespace");
     }
+    for &family in &families {
+        match daemon_diff(family, &tables) {
+            Ok(None) => {}
+            Ok(Some(d)) => {
+                println!("{} daemon: {d}", fam_name(family));
+                diffs += 1;
+            }
+            Err(e) => {
+                eprintln!("nfkeeper verify: {e}");
+                return 4;
+            }
+        }
+    }
     i32::from(diffs > 0)
+}
+
+/// With a daemon serving this namespace: the first line where its model's
+/// iptables-save of `family` (no counters, `tables` only) differs from the
+/// kernel's, if any. `Ok(None)` also when no daemon answers.
+fn daemon_diff(family: Family, tables: &[TableKind]) -> Result<Option<String>, String> {
+    let only = match tables {
+        [t] => Some(*t),
+        _ => None,
+    };
+    let req = proto::Request::Save {
+        family: match family {
+            Family::Ipv4 => proto::Fam::V4,
+            Family::Ipv6 => proto::Fam::V6,
+        },
+        prog: "iptables-save".into(),
+        counters: false,
+        table: only.map(|t| t.name().to_string()),
+    };
+    let model = match crate::via_daemon::capture(&req) {
+        None => return Ok(None),
+        Some(Ok(text)) => text,
+        Some(Err(e)) => return Ok(Some(format!("its iptables-save failed: {e}"))),
+    };
+    let mut s = keeper::Session::open(family).map_err(|e| e.msg.clone())?;
+    let kernel = s
+        .save(false, only, String::new, String::new)
+        .map_err(|e| e.msg.clone())?;
+    let lines = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    let (m, k) = (lines(&model), lines(&kernel));
+    if m == k {
+        return Ok(None);
+    }
+    let at = m.iter().zip(&k).take_while(|(a, b)| a == b).count();
+    Ok(Some(format!(
+        "its model differs from the kernel at save line {}: model \"{}\", kernel \"{}\"",
+        at + 1,
+        m.get(at).map_or("(end)", String::as_str),
+        k.get(at).map_or("(end)", String::as_str)
+    )))
 }
 
 /// The nftables family name of our table.

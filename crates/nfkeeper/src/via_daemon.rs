@@ -98,3 +98,26 @@ pub fn run(req: &Request, prog: &str) -> Option<i32> {
         }
     })
 }
+
+/// What the daemon serving this namespace prints for `req` (its stdout),
+/// for a caller that compares it: `None` when no daemon answers, `Err`
+/// when the daemon refused or failed (its message).
+pub fn capture(req: &Request) -> Option<Result<String, String>> {
+    let path = proto::client::default_path();
+    if !path.exists() {
+        return None;
+    }
+    let mut c = Client::connect(&path).ok()?;
+    let mut out = Vec::new();
+    let r = c.call(req, &mut |rep| {
+        if let Reply::Stdout(b) = rep {
+            out.extend_from_slice(b);
+        }
+    });
+    Some(match r {
+        Ok((0, _)) => Ok(String::from_utf8_lossy(&out).into_owned()),
+        Ok((code, _)) => Err(format!("exit status {code}")),
+        Err(ClientError::Refused { message, .. }) => Err(message),
+        Err(e) => Err(e.to_string()),
+    })
+}

@@ -129,7 +129,7 @@ fn kernel_counters_match_the_classifier() {
             "sh",
             "-c",
             &format!(
-                "{} --compile-runs iptables-restore < {}",
+                "{} --compile-runs=2 iptables-restore < {}",
                 env!("CARGO_BIN_EXE_nfkeeper"),
                 path.display()
             ),

@@ -670,7 +670,7 @@ fn netns_option_status_and_metrics() {
     let _ = std::fs::remove_file(&sock);
 }
 
-/// Runs compiled into sets through the daemon (`nfkeeper --compile-runs
+/// Runs compiled into sets through the daemon (`nfkeeper --compile-runs=4
 /// serve`): a restore compiles, appends join the run from the daemon's
 /// model (a repeated key stays a plain rule), a delete takes one element;
 /// the kernel's save equals the same commands on a model, and the kernel
@@ -679,7 +679,7 @@ fn netns_option_status_and_metrics() {
 fn runs_through_the_daemon() {
     let Some(ns) = Ns::new("runs") else { return };
     let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
-    let mut serve = Serve::launch(&ns, &sock, &["--compile-runs"], &[]);
+    let mut serve = Serve::launch(&ns, &sock, &["--compile-runs=4"], &[]);
     let mut model: ruleset::Ruleset<iptables::Rule> = ruleset::Ruleset::new();
     let mut restore_text =
         String::from("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");

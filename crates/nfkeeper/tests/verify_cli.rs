@@ -49,7 +49,7 @@ fn verify_summarises_and_reports_foreign_rules() {
         "sh",
         "-c",
         &format!(
-            "{} iptables-restore < {}",
+            "{} --compile-runs=4 iptables-restore < {}",
             env!("CARGO_BIN_EXE_nfkeeper"),
             path.display()
         ),
@@ -101,6 +101,37 @@ fn verify_summarises_and_reports_foreign_rules() {
         );
         assert!(got.2.starts_with(err), "{args:?}: stderr {}", got.2);
     }
+
+    // With the daemon serving the namespace (on a socket of this test's),
+    // its model is compared too: same answer when they agree.
+    let sock = std::env::temp_dir().join(format!("nfk-verify-{}.sock", std::process::id()));
+    let env = format!("NFKEEPER_SOCKET={}", sock.display());
+    let bin = env!("CARGO_BIN_EXE_nfkeeper");
+    let mut daemon = std::process::Command::new("ip")
+        .args([
+            "netns", "exec", &ns.name, "env", &env, bin, "serve", "--quiet",
+        ])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn nfkeeper serve");
+    let up = (0..500).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        ns.exec(&["env", &env, bin, "status"]).status.success()
+    });
+    let o = ns.exec(&["env", &env, bin, "verify"]);
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let _ = std::fs::remove_file(&sock);
+    assert!(up, "nfkeeper serve did not answer");
+    assert_eq!(
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).as_ref()),
+        (
+            Some(0),
+            "ip filter: 2 kernel rules, 1 runs (4 elements): no differences\n"
+        ),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 
     let added = ns.exec(&[
         "nft",

@@ -105,7 +105,11 @@ impl Plan {
                 .iter()
                 .copied()
                 .filter(|v| {
-                    o.cases.is_empty() || o.cases.iter().any(|c| v.id().starts_with(c.as_str()))
+                    if o.cases.is_empty() {
+                        !v.on_request()
+                    } else {
+                        o.cases.iter().any(|c| v.id().starts_with(c.as_str()))
+                    }
                 })
                 .collect(),
             protos: vec![Proto::Tcp, Proto::Udp],
@@ -697,7 +701,9 @@ mod tests {
         };
         let ads: Vec<Box<dyn Adapter>> = vec![Box::new(Nft)];
         let rs = run(&plan, &ads);
-        assert_eq!(rs.len(), VARIANTS.len() * 2 * 2);
+        // The default plan: every row but those run on request.
+        let planned = VARIANTS.iter().filter(|v| !v.on_request()).count();
+        assert_eq!(rs.len(), planned * 2 * 2);
         for r in &rs {
             let applies = VARIANTS
                 .iter()

@@ -37,9 +37,18 @@ pub struct RunOpts {
     pub min_len: usize,
 }
 
+/// The default shortest run: where one lookup costs a packet what the
+/// rules it replaces cost. Measured (BENCHMARKS.md §6.7, `nfkeeper bench
+/// packet --case f.`): a lookup in an address set costs 64-byte UDP about
+/// what 16 plain `-s ADDR` rules cost that fail at their first compare
+/// (runs of 8: 0.53× the plain rules' rate, 16: 1.01×, 32: 1.61×).
+pub const DEFAULT_MIN_LEN: usize = 16;
+
 impl Default for RunOpts {
     fn default() -> Self {
-        RunOpts { min_len: 4 }
+        RunOpts {
+            min_len: DEFAULT_MIN_LEN,
+        }
     }
 }
 

@@ -22,6 +22,10 @@ pub const SET: &str = "pktbench";
 /// The device of the nft ingress hook: the server's end of the veth pair.
 pub const SERVER_DEV: &str = "vs";
 
+/// Upper length bound of the first block of an f) row (above any packet
+/// the suite sends; block b has this + b).
+const RUN_BLOCK_BASE: usize = 1500;
+
 /// First generated port; generated ports cycle through 1024..65024.
 const PORT_BASE: usize = 1024;
 const PORT_SPAN: usize = 64_000;
@@ -74,10 +78,19 @@ pub enum Variant {
     BlockInput,
     /// e) blocklist at nft netdev ingress (a set; nft only).
     BlockIngress,
+    /// f) N rules `-s ADDR -m length --length 0:L -j DROP` in blocks of k
+    /// that differ only in the address (L differs between blocks, so each
+    /// block is one run of k when runs are compiled): what a run of k costs
+    /// a packet as one set lookup against as k rules. Iptables dialect
+    /// only; run on request (`--case f.`), not in the default plan.
+    Runs(u8),
 }
 
+/// Run lengths of the f) rows.
+pub const RUN_LENGTHS: [u8; 5] = [8, 16, 24, 32, 64];
+
 /// Every variant, in report order.
-pub const VARIANTS: [Variant; 11] = [
+pub const VARIANTS: [Variant; 16] = [
     Variant::Addr,
     Variant::Multiport,
     Variant::PortSet,
@@ -89,6 +102,11 @@ pub const VARIANTS: [Variant; 11] = [
     Variant::BlockRaw,
     Variant::BlockInput,
     Variant::BlockIngress,
+    Variant::Runs(RUN_LENGTHS[0]),
+    Variant::Runs(RUN_LENGTHS[1]),
+    Variant::Runs(RUN_LENGTHS[2]),
+    Variant::Runs(RUN_LENGTHS[3]),
+    Variant::Runs(RUN_LENGTHS[4]),
 ];
 
 /// A probe the rules must drop: from `src` (through the server's probe
@@ -133,7 +151,17 @@ impl Variant {
             Variant::BlockRaw => "e.raw",
             Variant::BlockInput => "e.input",
             Variant::BlockIngress => "e.ingress",
+            Variant::Runs(8) => "f.runs8",
+            Variant::Runs(24) => "f.runs24",
+            Variant::Runs(16) => "f.runs16",
+            Variant::Runs(32) => "f.runs32",
+            Variant::Runs(_) => "f.runs64",
         }
+    }
+
+    /// Rows that run only when `--case` names them.
+    pub fn on_request(self) -> bool {
+        matches!(self, Variant::Runs(_))
     }
 
     pub fn title(self) -> &'static str {
@@ -149,6 +177,11 @@ impl Variant {
             Variant::BlockRaw => "blocklist of N at raw PREROUTING (nft: set)",
             Variant::BlockInput => "blocklist of N at INPUT (nft: set)",
             Variant::BlockIngress => "blocklist of N at netdev ingress (nft set)",
+            Variant::Runs(8) => "N rules in runs of 8 (INPUT)",
+            Variant::Runs(24) => "N rules in runs of 24 (INPUT)",
+            Variant::Runs(16) => "N rules in runs of 16 (INPUT)",
+            Variant::Runs(32) => "N rules in runs of 32 (INPUT)",
+            Variant::Runs(_) => "N rules in runs of 64 (INPUT)",
         }
     }
 
@@ -158,7 +191,7 @@ impl Variant {
             Variant::PortSet | Variant::Concat | Variant::Vmap | Variant::BlockIngress => {
                 d == Dialect::Nft
             }
-            Variant::Ipset => d == Dialect::Iptables,
+            Variant::Ipset | Variant::Runs(_) => d == Dialect::Iptables,
             _ => true,
         }
     }
@@ -250,6 +283,12 @@ fn iptables(v: Variant, p: Proto, n: usize) -> Install {
                 port(k)
             ),
             Variant::Jumps => writeln!(s, "-A {chain} -s {a}/32 -j J{k}"),
+            // Every length up to L matches the traffic; L names the block.
+            Variant::Runs(len) => writeln!(
+                s,
+                "-A {chain} -s {a}/32 -m length --length 0:{} -j DROP",
+                RUN_BLOCK_BASE + k / usize::from(len)
+            ),
             Variant::Ipset => Ok(()),
             _ => writeln!(s, "-A {chain} -s {a}/32 -j DROP"),
         };
@@ -340,7 +379,9 @@ fn nft(v: Variant, p: Proto, n: usize) -> String {
             decls.push_str(&nft_set("set", SET, "ipv4_addr", &addrs()));
             body.push(format!("ip saddr @{SET} drop"));
         }
-        Variant::Ipset => unreachable!("ipset has no nft form (checked by applies)"),
+        Variant::Ipset | Variant::Runs(_) => {
+            unreachable!("no nft form (checked by applies)")
+        }
     }
     body.push("accept".into());
     let mut s = format!("table {family} {table} {{\n{decls}");
@@ -399,7 +440,7 @@ mod tests {
             let (ipt, nft) = (v.applies(Dialect::Iptables), v.applies(Dialect::Nft));
             let want = if nft_only.contains(&v) {
                 (false, true)
-            } else if v == Variant::Ipset {
+            } else if matches!(v, Variant::Ipset | Variant::Runs(_)) {
                 (true, false)
             } else {
                 (true, true)
