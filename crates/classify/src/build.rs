@@ -76,7 +76,7 @@ fn table_of(
                 Item::Run { lowered, set } => {
                     let mut ks = KSet {
                         key_len: set.key_len as usize,
-                        interval: false,
+                        interval: set.interval,
                         elem_counter: true,
                         elems: Default::default(),
                     };
@@ -84,6 +84,13 @@ fn table_of(
                         let mut se = SetElem::key(&e.key);
                         se.data = e.verdict.clone().map(Data::Verdict);
                         ks.add(&se, Some(e.id));
+                    }
+                    // End markers after every start: one that falls on the
+                    // next range's start gives way to it (as in the kernel).
+                    for end in set.elems.iter().filter_map(|e| e.end.as_ref()) {
+                        let mut se = SetElem::key(end);
+                        se.flags = Some(nft::setelem::F_INTERVAL_END);
+                        ks.add(&se, None);
                     }
                     out.sets.insert(set.name.clone(), ks);
                     (lowered, None)

@@ -78,10 +78,18 @@ impl KSet {
         (!e.interval_end).then_some(e)
     }
 
-    /// Add an element the way a `NEWSETELEM` would (`counter` from the
-    /// set's element expressions or the element's own).
+    /// Add element `e` (counting for logical rule `id`) the way a
+    /// `NEWSETELEM` would (`counter` from the set's element expressions or
+    /// the element's own). An interval end marker on the key where another
+    /// range starts is implied by that start and not stored over it.
     pub fn add(&mut self, e: &nft::SetElem, id: Option<RuleId>) {
         let Some(key) = &e.key else { return };
+        let end = e
+            .flags
+            .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0);
+        if end && self.elems.get(key).is_some_and(|x| !x.interval_end) {
+            return;
+        }
         let counter =
             self.elem_counter || e.exprs.iter().any(|x| matches!(x, Expr::Counter { .. }));
         self.elems.insert(

@@ -159,7 +159,7 @@ fn target(r: &mut Rng, c: usize, verdict_only: bool) -> String {
 /// A run of `n` rules in one shape differing in one key (sometimes with a
 /// repeated key, or with the verdict varying, to exercise splits and maps).
 fn run(r: &mut Rng, s: &mut String, chain: &str, c: usize, n: usize, fam: Family) {
-    let shape = r.below(7);
+    let shape = r.below(9);
     let vary_verdict = r.pct(30);
     let fixed_target = target(r, c, vary_verdict);
     let proto = if r.pct(50) { "tcp" } else { "udp" };
@@ -186,7 +186,18 @@ fn run(r: &mut Rng, s: &mut String, chain: &str, c: usize, n: usize, fam: Family
                 " -d {a}/{full} -p {proto} -m comment --comment \"svc {p}\" -m {proto} --dport {p}{t}"
             ),
             5 => format!(" -s {a}/{full} -p {proto} -m {proto} --dport {p}{t}"),
-            _ => format!(" -s {a}/{full} -d {}/{full}{t}", fmt(addr(r, fam), fam)),
+            6 => format!(" -s {a}/{full} -d {}/{full}{t}", fmt(addr(r, fam), fam)),
+            // Ranges: prefixes of the pools (nested, touching and apart),
+            // port ranges from the pool's ports.
+            7 => {
+                let len = plen(*r.pick(&[8u8, 16, 23, 24, 25, 31, 32]), fam);
+                format!(" -d {a}/{len}{t}")
+            }
+            _ => {
+                let (x, y) = (*r.pick(&PORTS), *r.pick(&PORTS));
+                let (lo, hi) = (x.min(y), x.max(y));
+                format!(" -p {proto} -m {proto} --dport {lo}:{hi}{t}")
+            }
         };
         let _ = writeln!(s, "-A {chain}{body}");
     }

@@ -30,6 +30,7 @@ fn logical_lowered_and_compiled_agree() {
     let mut counted = 0u64;
     let mut in_runs = 0u64;
     let mut tuple_runs = 0usize;
+    let mut interval_runs = 0usize;
     for seed in 0..RULESETS {
         let mut r = Rng::new(seed + 1);
         // One ruleset in four is IPv6 (ip6tables syntax and packets).
@@ -54,7 +55,15 @@ fn logical_lowered_and_compiled_agree() {
             .tables
             .iter()
             .flat_map(|t| t.sets.iter())
-            .filter(|(n, s)| n.starts_with("__nfk_run") && ![2, 4, 16].contains(&s.key_len))
+            .filter(|(n, s)| {
+                n.starts_with("__nfk_run") && !s.interval && ![2, 4, 16].contains(&s.key_len)
+            })
+            .count();
+        interval_runs += compiled
+            .tables
+            .iter()
+            .flat_map(|t| t.sets.iter())
+            .filter(|(n, s)| n.starts_with("__nfk_run") && s.interval)
             .count();
         let run_ids: std::collections::HashSet<ruleset::RuleId> = compiled
             .tables
@@ -110,5 +119,9 @@ fn logical_lowered_and_compiled_agree() {
         tuple_runs > RULESETS as usize / 10,
         "only {tuple_runs} runs on tuple keys"
     );
-    eprintln!("{pairs} pairs, {runs_seen} runs ({tuple_runs} on tuples), {counted} counts, {in_runs} by run elements");
+    assert!(
+        interval_runs > RULESETS as usize / 10,
+        "only {interval_runs} runs on ranges"
+    );
+    eprintln!("{pairs} pairs, {runs_seen} runs ({tuple_runs} on tuples, {interval_runs} on ranges), {counted} counts, {in_runs} by run elements");
 }

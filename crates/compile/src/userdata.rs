@@ -144,6 +144,9 @@ pub fn run_key_byte(k: crate::runs::KeyKind) -> u8 {
         SrcDport => 5,
         DstDport => 6,
         SrcDst => 7,
+        SrcNet => 8,
+        DstNet => 9,
+        DportRange => 10,
     }
 }
 
@@ -160,6 +163,9 @@ pub fn run_key(b: u8) -> Option<(crate::runs::KeyKind, bool)> {
             5 => SrcDport,
             6 => DstDport,
             7 => SrcDst,
+            8 => SrcNet,
+            9 => DstNet,
+            10 => DportRange,
             _ => return None,
         },
         map,

@@ -546,6 +546,12 @@ fn read_run(
     };
     let mut members: Vec<(RuleId, Rule, Counters, u32)> = Vec::with_capacity(elems.len());
     for e in elems {
+        // An interval run's end markers belong to the member before them.
+        if e.flags
+            .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0)
+        {
+            continue;
+        }
         let Some((id, mut rule, chunks)) =
             rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts)
         else {

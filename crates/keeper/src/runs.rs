@@ -51,6 +51,14 @@ fn unsupported(e: impl std::fmt::Display) -> Error {
     Error::param(e.to_string())
 }
 
+/// The end marker of an interval member: an element flagged as the end of
+/// the range before it.
+fn end_marker(key: &[u8]) -> SetElem {
+    let mut e = SetElem::key(key);
+    e.flags = Some(nft::setelem::F_INTERVAL_END);
+    e
+}
+
 fn counter(c: Counters) -> Expr {
     Expr::Counter {
         bytes: c.bytes,
@@ -189,6 +197,10 @@ impl KernelApply {
             // (`twin`: the model has one before this rule); a map run's keys
             // are not indexed, so appends to it from a model stay plain.
             let joins = joins.filter(|_| !self.model_tails || (!tr.map && !twin));
+            // A range may overlap a member's without being equal to it, and
+            // nothing here knows the members: appends to interval runs stay
+            // plain rules.
+            let joins = joins.filter(|_| !tr.key.is_interval());
             if let Some((key, verdict)) = joins {
                 let set = tr.set.clone();
                 let mut el = SetElem::key(&key);
@@ -366,7 +378,9 @@ impl KernelApply {
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
         let sid = self.alloc_set_id();
         let mut s = nft::Set::new(fam, &tname, &set.name);
-        s.flags = Some(if set.map { flags::MAP } else { 0 });
+        s.flags = Some(
+            if set.map { flags::MAP } else { 0 } | if set.interval { flags::INTERVAL } else { 0 },
+        );
         s.key_type = Some(set.key_type);
         s.key_len = Some(set.key_len);
         if set.map {
@@ -385,7 +399,10 @@ impl KernelApply {
                 el.exprs = vec![counter(c)];
             }
             elems.push(el);
-            if elems.len() == ELEMS_PER_MSG {
+            if let Some(end) = &e.end {
+                elems.push(end_marker(end));
+            }
+            if elems.len() >= ELEMS_PER_MSG {
                 self.add_elems(fam, &tname, &set.name, sid, std::mem::take(&mut elems));
             }
         }
@@ -464,11 +481,12 @@ impl KernelApply {
         self.members.get(&(kind, id)).copied()
     }
 
-    /// The element of member `body` in run `ri`.
-    fn elem_key(&self, ri: u32, body: &Rule) -> Option<(String, Vec<u8>)> {
+    /// The element of member `body` in run `ri`: set, key, and the end
+    /// marker of an interval run's member.
+    fn elem_key(&self, ri: u32, body: &Rule) -> Option<(String, Vec<u8>, Option<Vec<u8>>)> {
         let run = self.runs.get(ri as usize)?.as_ref()?;
         let (key, _) = run.key.split(body, self.family)?;
-        Some((run.set.clone(), key))
+        Some((run.set.clone(), key, run.key.end_marker(body, self.family)))
     }
 
     /// Delete logical rule `id` (body `body`) if it is a run member: one
@@ -479,8 +497,10 @@ impl KernelApply {
             return false;
         };
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
-        if let Some((set, key)) = self.elem_key(ri, body) {
-            let es = SetElems::new(fam, &tname, &set, vec![SetElem::key(&key)]);
+        if let Some((set, key, end)) = self.elem_key(ri, body) {
+            let mut els = vec![SetElem::key(&key)];
+            els.extend(end.as_deref().map(end_marker));
+            let es = SetElems::new(fam, &tname, &set, els);
             self.batch.delete(&es, self.tag);
         }
         self.members.remove(&(kind, id));
@@ -623,7 +643,8 @@ impl KernelApply {
         let Some(ri) = self.run_of(kind, id) else {
             return;
         };
-        let Some((set, key)) = self.elem_key(ri, body) else {
+        // The start element only: an interval member's end marker stays.
+        let Some((set, key, _)) = self.elem_key(ri, body) else {
             return;
         };
         let map = self.runs[ri as usize].as_ref().is_some_and(|r| r.map);

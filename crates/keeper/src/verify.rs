@@ -293,8 +293,15 @@ impl Cx<'_> {
             Err(e) => rep.diffs.push(format!("{what}: does not compile ({e})")),
         }
         let elems = sock.set_elems(self.fam, self.tname, &run.set)?;
-        rep.elems += elems.len();
+        // An interval run: end markers, and the ones its members need.
+        let mut ends = BTreeSet::new();
+        let mut want_ends = BTreeSet::new();
         for e in &elems {
+            if e.flags.unwrap_or(0) & nft::setelem::F_INTERVAL_END != 0 {
+                ends.insert(e.key.clone().unwrap_or_default());
+                continue;
+            }
+            rep.elems += 1;
             let id = e
                 .userdata
                 .as_deref()
@@ -309,6 +316,7 @@ impl Cx<'_> {
                 Some(Data::Verdict(v)) => Some(v.clone()),
                 _ => None,
             };
+            want_ends.extend(run.key.end_marker(r, self.family));
             let want = admits(run.key, run.map, &shape, r, self.family);
             if want != Some((key.clone(), verdict)) {
                 rep.diffs.push(format!(
@@ -322,6 +330,17 @@ impl Cx<'_> {
                     }
                 ));
             }
+        }
+        if ends != want_ends {
+            rep.diffs.push(format!(
+                "{what}: interval end markers {} where its members need {}",
+                ends.iter().map(|k| hex(k)).collect::<Vec<_>>().join(","),
+                want_ends
+                    .iter()
+                    .map(|k| hex(k))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ));
         }
         Ok(())
     }

@@ -284,6 +284,17 @@ fn appends_join_and_start_runs() {
         steps.push(("-A V -s 10.5.0.3 -j ACCEPT".into(), vec![8, 5]));
         steps.push(("-A V -s 10.5.0.4 -j ACCEPT".into(), vec![8, 5]));
         steps.push(("-A V -s 10.5.0.5 -j ACCEPT".into(), vec![8, 5, 4]));
+        // Prefixes (touching, and a /23) become an interval run; a later
+        // prefix stays a plain rule; a delete takes a member and its end
+        // marker (verify checks the markers).
+        steps.push(("-N W".into(), vec![8, 5, 4]));
+        for net in ["10.7.0.0/24", "10.7.1.0/24", "10.7.2.0/23"] {
+            steps.push((format!("-A W -d {net} -j DROP"), vec![8, 5, 4]));
+        }
+        steps.push(("-A W -d 10.7.4.0/24 -j DROP".into(), vec![8, 5, 4, 4]));
+        steps.push(("-A W -d 10.7.9.0/24 -j DROP".into(), vec![8, 5, 4, 4]));
+        steps.push(("-D W -d 10.7.1.0/24 -j DROP".into(), vec![8, 5, 4, 3]));
+        steps.push(("-Z W".into(), vec![8, 5, 4, 3]));
         steps.push(("-F".into(), vec![]));
         for (i, (cmd, want)) in steps.iter().enumerate() {
             let words: Vec<&str> = cmd.split(' ').collect();
@@ -300,6 +311,7 @@ fn appends_join_and_start_runs() {
             s.iptables(p)
                 .unwrap_or_else(|e| panic!("step {i} {cmd}: {e:?}"));
             assert_eq!(kernel_save(&mut s), model_save(&model), "step {i} {cmd}");
+            no_differences(&format!("step {i} {cmd}"));
             if !have_nft() {
                 continue;
             }

@@ -1,6 +1,7 @@
 //! The key a run's rules differ in: one field (`-s`, `-d`, `--dport`, `-i`)
 //! or a tuple of two (`-d` + `--dport`, kube-proxy's service dispatch;
-//! `-s` + `--dport`; `-s` + `-d`).
+//! `-s` + `--dport`; `-s` + `-d`), exact values; or one field's range
+//! (`-s`/`-d` prefixes, `--dport LO:HI`) in an interval set.
 //!
 //! Kernel form: a single field is loaded into register 1 and looked up with
 //! its own length (2 bytes for a port); a tuple loads each field into
@@ -32,6 +33,12 @@ pub enum KeyKind {
     DstDport,
     /// `-s ADDR` and `-d ADDR`.
     SrcDst,
+    /// `-s NET/PREFIX` (any prefix length; an interval set).
+    SrcNet,
+    /// `-d NET/PREFIX` (any prefix length; an interval set).
+    DstNet,
+    /// `--dport LO:HI` of the rule's `tcp` or `udp` match (an interval set).
+    DportRange,
 }
 
 /// One field of a key.
@@ -41,6 +48,9 @@ enum Field {
     Dst,
     Dport,
     Iif,
+    SrcNet,
+    DstNet,
+    DportRange,
 }
 
 /// Bits between the field types of a concatenated data type (nftables'
@@ -51,16 +61,20 @@ impl Field {
     /// nftables' data type id and length in bytes.
     fn type_len(self, family: Family) -> (u32, u32) {
         match (self, family) {
-            (Field::Src | Field::Dst, Family::Ipv4) => (7, 4),
-            (Field::Src | Field::Dst, Family::Ipv6) => (8, 16),
-            (Field::Dport, _) => (13, 2),
+            (Field::Src | Field::Dst | Field::SrcNet | Field::DstNet, Family::Ipv4) => (7, 4),
+            (Field::Src | Field::Dst | Field::SrcNet | Field::DstNet, Family::Ipv6) => (8, 16),
+            (Field::Dport | Field::DportRange, _) => (13, 2),
             (Field::Iif, _) => (41, 16),
         }
     }
 
     /// The rule's value of this field when it can be a key (present, not
-    /// negated, exact), big-endian as the packet carries it.
+    /// negated, exact), big-endian as the packet carries it; for a range
+    /// field, its first value.
     fn value(self, r: &Rule, family: Family) -> Option<Vec<u8>> {
+        if let Some((lo, _)) = self.range(r, family) {
+            return Some(lo);
+        }
         let n = if family == Family::Ipv6 { 16 } else { 4 };
         let full = |a: &Addr| a.mask[..n].iter().all(|&b| b == 0xff);
         match self {
@@ -76,21 +90,51 @@ impl Field {
                 Some(k)
             }
             Field::Dport => dport(r).map(|(_, d)| d.to_be_bytes().to_vec()),
+            Field::SrcNet | Field::DstNet | Field::DportRange => None,
+        }
+    }
+
+    /// A range field's first and last value (inclusive, big-endian) when
+    /// the rule has one that can be a key: a prefix (contiguous mask, not
+    /// /0), a port range (not the whole of 0:65535), not negated.
+    fn range(self, r: &Rule, family: Family) -> Option<(Vec<u8>, Vec<u8>)> {
+        let n = if family == Family::Ipv6 { 16 } else { 4 };
+        let net = |a: &Addr, inverted: bool| {
+            let mask = &a.mask[..n];
+            let bits: u32 = mask.iter().map(|b| b.count_ones()).sum();
+            let prefix = mask
+                .iter()
+                .enumerate()
+                .all(|(i, b)| *b == prefix_byte(bits, i));
+            if inverted || bits == 0 || !prefix {
+                return None;
+            }
+            let lo: Vec<u8> = (0..n).map(|i| a.addr[i] & mask[i]).collect();
+            let hi: Vec<u8> = (0..n).map(|i| a.addr[i] | !mask[i]).collect();
+            Some((lo, hi))
+        };
+        match self {
+            Field::SrcNet => net(&r.src, r.inverted(inv::SRC)),
+            Field::DstNet => net(&r.dst, r.inverted(inv::DST)),
+            Field::DportRange => dport_range(r)
+                .filter(|(_, p)| *p != (0, 65535))
+                .map(|(_, (lo, hi))| (lo.to_be_bytes().to_vec(), hi.to_be_bytes().to_vec())),
+            _ => None,
         }
     }
 
     /// Remove the field from `shape` (which has it: [`Field::value`]).
     fn clear(self, shape: &mut Rule) {
         match self {
-            Field::Src => shape.src = Addr::default(),
-            Field::Dst => shape.dst = Addr::default(),
+            Field::Src | Field::SrcNet => shape.src = Addr::default(),
+            Field::Dst | Field::DstNet => shape.dst = Addr::default(),
             Field::Iif => shape.iniface = Iface::default(),
-            Field::Dport => {
-                if let Some((i, _)) = dport(shape) {
+            Field::Dport | Field::DportRange => {
+                if let Some((i, _)) = dport_range(shape) {
                     match &mut shape.matches[i] {
                         Match::Tcp(t) => t.dpts = (0, 65535),
                         Match::Udp(u) => u.dpts = (0, 65535),
-                        _ => unreachable!("dport() found a tcp or udp match"),
+                        _ => unreachable!("dport_range() found a tcp or udp match"),
                     }
                 }
             }
@@ -107,17 +151,17 @@ impl Field {
             len,
         };
         match self {
-            Field::Src => payload(
+            Field::Src | Field::SrcNet => payload(
                 base::NETWORK,
                 if v6 { 8 } else { 12 },
                 if v6 { 16 } else { 4 },
             ),
-            Field::Dst => payload(
+            Field::Dst | Field::DstNet => payload(
                 base::NETWORK,
                 if v6 { 24 } else { 16 },
                 if v6 { 16 } else { 4 },
             ),
-            Field::Dport => payload(base::TRANSPORT, 2, 2),
+            Field::Dport | Field::DportRange => payload(base::TRANSPORT, 2, 2),
             Field::Iif => Expr::Meta {
                 key: meta::IIFNAME,
                 dreg,
@@ -138,15 +182,30 @@ fn canonical(reg32: u32) -> u32 {
     }
 }
 
+/// The mask byte `i` of a /`bits` prefix.
+fn prefix_byte(bits: u32, i: usize) -> u8 {
+    let left = bits.saturating_sub(8 * i as u32).min(8);
+    (0xff00u16 >> left) as u8
+}
+
 /// The one `--dport P` (single port, not negated) among the rule's `tcp`
-/// and `udp` matches: its index and the port. None when there is none or
-/// more than one such match.
+/// and `udp` matches: its index and the port. None when there is none, when
+/// it is a range, or when there is more than one such match.
 fn dport(r: &Rule) -> Option<(usize, u16)> {
+    dport_range(r)
+        .filter(|(_, (lo, hi))| lo == hi)
+        .map(|(i, (lo, _))| (i, lo))
+}
+
+/// The one `tcp` or `udp` match of the rule with a non-negated destination
+/// port range (any, 0:65535 included): its index and the range. None when
+/// there is none or more than one such match.
+fn dport_range(r: &Rule) -> Option<(usize, (u16, u16))> {
     let mut found = None;
     for (i, m) in r.matches.iter().enumerate() {
         let d = match m {
-            Match::Tcp(t) if !t.inv_dport && t.dpts.0 == t.dpts.1 => t.dpts.0,
-            Match::Udp(u) if !u.inv_dport && u.dpts.0 == u.dpts.1 => u.dpts.0,
+            Match::Tcp(t) if !t.inv_dport => t.dpts,
+            Match::Udp(u) if !u.inv_dport => u.dpts,
             _ => continue,
         };
         if found.is_some() {
@@ -161,7 +220,7 @@ impl KeyKind {
     /// Every kind, single fields first: a run compiler that prefers the
     /// earlier kind among equally long runs keys on one field where one
     /// suffices.
-    pub const ALL: [KeyKind; 7] = [
+    pub const ALL: [KeyKind; 10] = [
         KeyKind::Src,
         KeyKind::Dst,
         KeyKind::Dport,
@@ -169,6 +228,9 @@ impl KeyKind {
         KeyKind::SrcDport,
         KeyKind::DstDport,
         KeyKind::SrcDst,
+        KeyKind::SrcNet,
+        KeyKind::DstNet,
+        KeyKind::DportRange,
     ];
 
     fn fields(self) -> &'static [Field] {
@@ -180,7 +242,43 @@ impl KeyKind {
             KeyKind::SrcDport => &[Field::Src, Field::Dport],
             KeyKind::DstDport => &[Field::Dst, Field::Dport],
             KeyKind::SrcDst => &[Field::Src, Field::Dst],
+            KeyKind::SrcNet => &[Field::SrcNet],
+            KeyKind::DstNet => &[Field::DstNet],
+            KeyKind::DportRange => &[Field::DportRange],
         }
+    }
+
+    /// Whether the key is a range (an interval set: each member is a start
+    /// element and, unless its range runs to the top, an end marker).
+    pub fn is_interval(self) -> bool {
+        matches!(
+            self,
+            KeyKind::SrcNet | KeyKind::DstNet | KeyKind::DportRange
+        )
+    }
+
+    /// An interval key's range in the rule: first and last value
+    /// (inclusive), or `None` (not an interval kind, or no such key).
+    pub fn range(self, r: &Rule, family: Family) -> Option<(Vec<u8>, Vec<u8>)> {
+        match self.fields() {
+            [f] => f.range(r, family),
+            _ => None,
+        }
+    }
+
+    /// The end marker of an interval key: one past the range's last value,
+    /// `None` when the range runs to the top of the key space (or the kind
+    /// is exact).
+    pub fn end_marker(self, r: &Rule, family: Family) -> Option<Vec<u8>> {
+        let (_, mut hi) = self.range(r, family)?;
+        for b in hi.iter_mut().rev() {
+            let (v, carry) = b.overflowing_add(1);
+            *b = v;
+            if !carry {
+                return Some(hi);
+            }
+        }
+        None
     }
 
     /// Whether the key concatenates fields.
@@ -345,5 +443,82 @@ mod tests {
         assert!(KeyKind::Src.split(&range, v4).is_some());
         let wild = rule("-A X -i veth+ -j ACCEPT", v4);
         assert_eq!(KeyKind::Iif.split(&wild, v4), None);
+    }
+
+    #[test]
+    fn interval_keys_ranges_and_end_markers() {
+        let v4 = Family::Ipv4;
+        // (kind, rule, (first, last), end marker)
+        type Case = (
+            KeyKind,
+            &'static str,
+            Option<(&'static [u8], &'static [u8])>,
+            Option<&'static [u8]>,
+        );
+        let cases: &[Case] = &[
+            (
+                KeyKind::SrcNet,
+                "-A X -s 10.1.2.3/24 -j DROP",
+                Some((&[10, 1, 2, 0], &[10, 1, 2, 255])),
+                Some(&[10, 1, 3, 0]),
+            ),
+            (
+                KeyKind::SrcNet,
+                "-A X -s 10.1.2.3/32 -j DROP",
+                Some((&[10, 1, 2, 3], &[10, 1, 2, 3])),
+                Some(&[10, 1, 2, 4]),
+            ),
+            (
+                KeyKind::DstNet,
+                "-A X -d 255.255.255.0/24 -j DROP",
+                Some((&[255, 255, 255, 0], &[255; 4])),
+                None,
+            ),
+            (
+                KeyKind::DstNet,
+                "-A X -d 10.0.0.0/9 -j DROP",
+                Some((&[10, 0, 0, 0], &[10, 127, 255, 255])),
+                Some(&[10, 128, 0, 0]),
+            ),
+            (
+                KeyKind::SrcNet,
+                "-A X -s 10.0.0.0/255.255.0.255 -j DROP",
+                None,
+                None,
+            ),
+            (KeyKind::SrcNet, "-A X ! -s 10.0.0.0/8 -j DROP", None, None),
+            (KeyKind::SrcNet, "-A X -j DROP", None, None),
+            (
+                KeyKind::DportRange,
+                "-A X -p udp -m udp --dport 53:60 -j DROP",
+                Some((&[0, 53], &[0, 60])),
+                Some(&[0, 61]),
+            ),
+            (
+                KeyKind::DportRange,
+                "-A X -p udp -m udp --dport 60000:65535 -j DROP",
+                Some((&[234, 96], &[255, 255])),
+                None,
+            ),
+            (
+                KeyKind::DportRange,
+                "-A X -p udp -m udp -j DROP",
+                None,
+                None,
+            ),
+            (KeyKind::Src, "-A X -s 10.1.2.3/32 -j DROP", None, None),
+        ];
+        for (kind, line, range, end) in cases {
+            let r = rule(line, v4);
+            let want = range.map(|(a, b)| (a.to_vec(), b.to_vec()));
+            assert_eq!(kind.range(&r, v4), want, "{line}");
+            assert_eq!(kind.end_marker(&r, v4).as_deref(), *end, "{line}");
+            if let Some((lo, _)) = range {
+                let (k, shape) = kind.split(&r, v4).expect(line);
+                assert_eq!(k, lo.to_vec(), "{line}: the key is the first value");
+                assert_eq!(kind.split(&shape, v4), None, "{line}: key removed");
+            }
+        }
+        assert!(KeyKind::SrcNet.is_interval() && !KeyKind::SrcDport.is_interval());
     }
 }

@@ -61,6 +61,10 @@ pub struct RunElem {
     /// The logical rule this element stands for (its counter is this
     /// rule's counter).
     pub id: RuleId,
+    /// Interval runs: the end marker (one past the range's last value; a
+    /// second element, flagged as an interval end), unless the range runs
+    /// to the top of the key space.
+    pub end: Option<Vec<u8>>,
 }
 
 /// Every run set's name starts with this; no other object of ours does.
@@ -76,6 +80,8 @@ pub struct RunSet {
     pub key_len: u32,
     /// A verdict map (elements carry verdicts).
     pub map: bool,
+    /// An interval set (prefix and port-range keys).
+    pub interval: bool,
     pub elems: Vec<RunElem>,
     /// What every member is without its key (and, for a map, without its
     /// target): a rule joins the run iff [`RunSet::admits`] it.
@@ -166,9 +172,10 @@ fn extent(
     };
     let map_ok = is_verdict(&first.target);
     shape0.target = Target::None;
-    let mut keys = vec![k0];
     let mut differs = false;
-    let mut seen: std::collections::HashSet<Vec<u8>> = keys.iter().cloned().collect();
+    let mut seen = Seen::default();
+    seen.insert(kind, first, family, &k0);
+    let mut keys = vec![k0];
     for (_, r) in &rules[start + 1..] {
         if !runnable(r) {
             break;
@@ -177,7 +184,7 @@ fn extent(
             break;
         };
         shape.target = Target::None;
-        if shape != shape0 || seen.contains(&k) {
+        if shape != shape0 || !seen.insert(kind, r, family, &k) {
             break;
         }
         if r.target != first.target {
@@ -186,10 +193,42 @@ fn extent(
             }
             differs = true;
         }
-        seen.insert(k.clone());
         keys.push(k);
     }
     (keys, differs)
+}
+
+/// The keys of a run so far, for the overlap check: exact keys, or the
+/// disjoint ranges of an interval run by first value.
+#[derive(Default)]
+struct Seen {
+    exact: std::collections::HashSet<Vec<u8>>,
+    ranges: std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+}
+
+impl Seen {
+    /// Add the key `key` of rule `r` (of `kind`); false, adding
+    /// nothing, when it overlaps a key already there: equal for exact keys,
+    /// sharing a value for ranges (touching ranges do not overlap).
+    /// O(log n).
+    fn insert(&mut self, kind: KeyKind, r: &Rule, family: Family, key: &[u8]) -> bool {
+        match kind.range(r, family) {
+            Some((lo, hi)) => {
+                // The range starting last at or before `hi` is the only one
+                // that can overlap (the ranges are disjoint).
+                let clash = self
+                    .ranges
+                    .range(..=hi.clone())
+                    .next_back()
+                    .is_some_and(|(_, h)| *h >= lo);
+                if !clash {
+                    self.ranges.insert(lo, hi);
+                }
+                !clash
+            }
+            None => self.exact.insert(key.to_vec()),
+        }
+    }
 }
 
 /// Compile one chain's rules (in order) into kernel rules and run sets.
@@ -262,6 +301,7 @@ fn run_item(
             key,
             verdict: if map { verdict_of(&r.target) } else { None },
             id: *id,
+            end: kind.end_marker(r, family),
         })
         .collect();
     Ok(Item::Run {
@@ -272,6 +312,7 @@ fn run_item(
             key_type,
             key_len,
             map,
+            interval: kind.is_interval(),
             elems,
             shape,
         }),
@@ -351,7 +392,7 @@ mod tests {
                 Item::Plain { .. } => "P".to_string(),
                 Item::Run { set, .. } => {
                     let kind = if set.map { "M" } else { "S" };
-                    let tuple = if set.key.is_tuple() {
+                    let tuple = if set.key.is_tuple() || set.key.is_interval() {
                         format!(":{:?}", set.key)
                     } else {
                         String::new()
@@ -404,9 +445,48 @@ mod tests {
                 2,
                 "M3,P",
             ),
-            // Prefixes and negations are never keys.
+            // Prefixes are interval keys: touching ranges do not overlap,
+            // an overlapping one ends the run.
             (
-                &["-A X -s 10.0.0.0/24 -j DROP", "-A X -s 10.0.1.0/24 -j DROP"],
+                &[
+                    "-A X -s 10.0.0.0/24 -j DROP",
+                    "-A X -s 10.0.1.0/24 -j DROP",
+                    "-A X -s 10.0.0.128/25 -j DROP",
+                ],
+                2,
+                "S2:SrcNet,P",
+            ),
+            (
+                &[
+                    "-A X -d 10.0.0.0/8 -j DROP",
+                    "-A X -d 10.1.0.0/16 -j DROP",
+                    "-A X -d 11.0.0.0/8 -j DROP",
+                ],
+                2,
+                "P,S2:DstNet",
+            ),
+            // Addresses and prefixes mixed: a range each.
+            (
+                &["-A X -s 10.0.0.1/32 -j DROP", "-A X -s 10.9.0.0/16 -j DROP"],
+                2,
+                "S2:SrcNet",
+            ),
+            // Port ranges; the whole range is no key (it is no port match).
+            (
+                &[
+                    "-A X -p tcp -m tcp --dport 1000:1999 -j DROP",
+                    "-A X -p tcp -m tcp --dport 2000:2999 -j DROP",
+                    "-A X -p tcp -m tcp --dport 0:65535 -j DROP",
+                ],
+                2,
+                "S2:DportRange,P",
+            ),
+            // A non-contiguous mask is no prefix; negations are never keys.
+            (
+                &[
+                    "-A X -s 10.0.0.0/255.0.255.0 -j DROP",
+                    "-A X -s 10.1.0.0/255.0.255.0 -j DROP",
+                ],
                 2,
                 "P,P",
             ),
