@@ -63,8 +63,10 @@ pub struct Plan {
     /// N; 0 (no rules, the path's ceiling) is always measured.
     pub sizes: Vec<usize>,
     pub reps: usize,
-    /// Length of one measurement.
+    /// Length of one TCP measurement.
     pub duration: Duration,
+    /// Length of one UDP measurement.
+    pub udp_duration: Duration,
     /// Limit of one measurement (every socket wait is bounded by it).
     pub limit: Duration,
     /// Limit of each setup command.
@@ -79,8 +81,9 @@ pub struct Plan {
 impl Plan {
     /// From the common options and the command line they came from: sizes
     /// 0, 100, 1k, 10k (quick: 0, 1k; `--sizes` gives 0 plus those), 1 s
-    /// measurements (quick: 0.3 s, which keeps `bench --quick` under its
-    /// 5 minutes; the rates of two quick runs still agree within a few %).
+    /// measurements (quick: 0.2 s of TCP, 0.5 s of UDP, which keeps `bench
+    /// --quick` under its 5 minutes: a 64-byte flood's rate is what moves
+    /// between runs, a bulk transfer's much less).
     pub fn new(o: &Opts, argv: &[String]) -> Plan {
         let quick = argv.iter().any(|a| a == "--quick");
         let mut sizes = vec![0];
@@ -97,7 +100,8 @@ impl Plan {
         Plan {
             sizes,
             reps: o.reps.max(1),
-            duration: Duration::from_millis(if quick { 300 } else { 1000 }),
+            duration: Duration::from_millis(if quick { 200 } else { 1000 }),
+            udp_duration: Duration::from_millis(if quick { 500 } else { 1000 }),
             limit: o.limit,
             setup_limit: o.setup_limit,
             progress: o.progress,
@@ -317,7 +321,7 @@ fn measure(cl: &Place, sv: &Place, p: Proto, plan: &Plan) -> Result<f64, String>
                 .ok_or_else(|| format!("nothing got through: {r:?}"))
         }
         Proto::Udp => {
-            let r = traffic::udp_flood(cl, sv, dst, plan.duration, plan.limit)?;
+            let r = traffic::udp_flood(cl, sv, dst, plan.udp_duration, plan.limit)?;
             r.pps()
                 .map(|pps| 1.0 / pps)
                 .ok_or_else(|| format!("nothing got through: {r:?}"))
@@ -504,8 +508,8 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
         "\nPacket method: client and server namespaces joined by veth, rules in \
          the server namespace (INPUT; raw PREROUTING or netdev ingress for e.raw \
          / e.ingress), hook policy DROP, N non-matching rules then the accepting \
-         one. Each measurement {:.1} s: a TCP bulk transfer (one connection, \
-         128 KiB writes; the bytes the server read) or a UDP flood of 64-byte IP \
+         one. Each measurement a TCP bulk transfer of {:.1} s (one connection, \
+         128 KiB writes; the bytes the server read) or a {:.1} s UDP flood of 64-byte IP \
          packets (the packets that reached the server's socket per second of \
          sending: read, or dropped at its full buffer, from the kernel's \
          counters). Threads of the harness in the namespaces (setns), {pin}. \
@@ -514,7 +518,8 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
          JSON) are the inverse: seconds per Gbit or per packet. Checked before \
          measuring: traffic passes, and a probe matched by the last rule is \
          dropped.\n",
-        plan.duration.as_secs_f64()
+        plan.duration.as_secs_f64(),
+        plan.udp_duration.as_secs_f64()
     );
     s
 }
@@ -541,15 +546,17 @@ mod tests {
             sizes: vec![500, 50],
             ..opts()
         };
-        let cases: [(&[&str], &[usize], u64); 3] = [
-            (&["--quick"], &[0, 1_000], 300),
-            (&[], &[0, 100, 1_000, 10_000], 1000),
-            (&["--quick", "--sizes", "500,50"], &[0, 50, 500], 300),
+        // (argv, sizes, TCP ms, UDP ms)
+        let cases: [(&[&str], &[usize], u64, u64); 3] = [
+            (&["--quick"], &[0, 1_000], 200, 500),
+            (&[], &[0, 100, 1_000, 10_000], 1000, 1000),
+            (&["--quick", "--sizes", "500,50"], &[0, 50, 500], 200, 500),
         ];
-        for (argv, sizes, ms) in cases {
+        for (argv, sizes, ms, udp_ms) in cases {
             let p = Plan::new(&o, &args(argv));
             assert_eq!(p.sizes, sizes, "{argv:?}");
             assert_eq!(p.duration, Duration::from_millis(ms), "{argv:?}");
+            assert_eq!(p.udp_duration, Duration::from_millis(udp_ms), "{argv:?}");
             assert_eq!(p.reps, 3);
         }
     }
@@ -591,7 +598,10 @@ mod tests {
         let p = Plan::new(&opts(), &args(&["--quick"]));
         let rs = [rec("a.addr.tcp", Status::Ok, &[0.1])];
         let md = appendix(&p, &rs);
-        assert!(md.contains("Each measurement 0.3 s"), "{md}");
+        assert!(
+            md.contains("TCP bulk transfer of 0.2 s") && md.contains("a 0.5 s UDP flood"),
+            "{md}"
+        );
         assert!(
             md.contains("client thread pinned to CPU 0") || p.pin.is_none(),
             "{md}"
@@ -697,6 +707,7 @@ mod tests {
             sizes: vec![0, 3],
             reps: 2,
             duration: Duration::from_millis(100),
+            udp_duration: Duration::from_millis(100),
             ..Plan::new(&opts(), &args(&["--quick"]))
         };
         let ads: Vec<Box<dyn Adapter>> = vec![Box::new(Nft)];
