@@ -18,6 +18,7 @@
 
 pub mod build;
 pub mod compiled;
+pub mod describe;
 pub mod gen;
 pub mod logical;
 pub mod packet;
