@@ -103,7 +103,9 @@ pub fn verify_table(
     })?;
     let id_of: HashMap<u64, RuleId> = snap.handles.iter().map(|(id, h)| (*h, *id)).collect();
     let run_of: HashMap<u64, &RunSnap> = snap.runs.iter().map(|r| (r.handle, r)).collect();
-    let sets = sock.sets(fam, Some(&tname))?;
+    // Dumps may answer for the whole family: keep our table's.
+    let mut sets = sock.sets(fam, Some(&tname))?;
+    sets.retain(|s| s.table == tname);
     let mut used: BTreeSet<String> = BTreeSet::new();
     let cx = Cx {
         family,
