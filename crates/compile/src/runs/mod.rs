@@ -158,14 +158,12 @@ pub fn verdict_of(t: &Target) -> Option<Verdict> {
     })
 }
 
+/// A run's members' keys and whether it must be a map (verdicts differ).
+type Extent = (Vec<Vec<u8>>, bool);
+
 /// How far a run of `kind` starting at `rules[start]` reaches: its members'
 /// keys and whether it must be a map (verdicts differ).
-fn extent(
-    rules: &[(RuleId, &Rule)],
-    start: usize,
-    kind: KeyKind,
-    family: Family,
-) -> (Vec<Vec<u8>>, bool) {
+fn extent(rules: &[(RuleId, &Rule)], start: usize, kind: KeyKind, family: Family) -> Extent {
     let first = rules[start].1;
     let Some((k0, mut shape0)) = kind.split(first, family) else {
         return (Vec::new(), false);
@@ -245,11 +243,21 @@ pub fn compile_chain(
         let (id, r) = rules[i];
         let best = if runnable(r) {
             // The longest run; among equally long ones the first kind
-            // (single fields before tuples).
-            KeyKind::ALL
-                .iter()
-                .map(|&k| (k, extent(rules, i, k, family)))
-                .reduce(|a, b| if b.1 .0.len() > a.1 .0.len() { b } else { a })
+            // (single fields before tuples before ranges). A run that
+            // reaches the chain's end can't be beaten: the kinds after it
+            // are not tried (a Cloud Foundry chain is one scan, not three).
+            let left = rules.len() - i;
+            let mut best: Option<(KeyKind, Extent)> = None;
+            for &k in &KeyKind::ALL {
+                if best.as_ref().is_some_and(|b| b.1 .0.len() == left) {
+                    break;
+                }
+                let e = extent(rules, i, k, family);
+                if best.as_ref().is_none_or(|b| e.0.len() > b.1 .0.len()) {
+                    best = Some((k, e));
+                }
+            }
+            best
         } else {
             None
         };
