@@ -11,8 +11,12 @@
 //! What costs what: deleting a member is one element delete; inserting in
 //! front of a run goes before its kernel rule; inserting inside a run or
 //! replacing a member turns the run back into plain rules first
-//! ("explode": what it moves, O(members)). Appends after a run are plain
-//! rules. A restore compiles every chain it writes in one pass at the end
+//! ("explode": what it moves, O(members)). An append joins the run the
+//! chain ends with (one element add) when its rule fits the run's shape,
+//! except for interval runs and, from the daemon's model, verdict-map runs
+//! (those appends are plain rules); it starts a new run when it and the
+//! chain's trailing plain rules reach the minimum run length. A restore
+//! compiles every chain it writes in one pass at the end
 //! ([`KernelApply::finish`]).
 
 use crate::plan::{Created, KernelApply, Loc};
