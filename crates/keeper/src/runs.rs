@@ -195,16 +195,17 @@ impl KernelApply {
     ) -> Result<(), Error> {
         let (fam, tname) = (layout::nft_family(family), layout::table_name(kind));
         if let Some(tr) = &tail.run {
-            let joins = compile::runs::admits(tr.key, tr.map, &tr.shape, &r, family);
             // With a whole model, a key already in the run is found before
             // the kernel refuses it: for a set run it is an identical rule
             // (`twin`: the model has one before this rule); a map run's keys
-            // are not indexed, so appends to it from a model stay plain.
-            let joins = joins.filter(|_| !self.model_tails || (!tr.map && !twin));
-            // A range may overlap a member's without being equal to it, and
+            // are not indexed, so appends to it from a model stay plain. A
+            // range may overlap a member's without being equal to it, and
             // nothing here knows the members: appends to interval runs stay
-            // plain rules.
-            let joins = joins.filter(|_| !tr.key.is_interval());
+            // plain rules too.
+            let may_join = !tr.key.is_interval() && (!self.model_tails || (!tr.map && !twin));
+            let joins = may_join
+                .then(|| compile::runs::admits(tr.key, tr.map, &tr.shape, &r, family))
+                .flatten();
             if let Some((key, verdict)) = joins {
                 let set = tr.set.clone();
                 let mut el = SetElem::key(&key);

@@ -360,104 +360,53 @@ const LOG_WARNING: u32 = 4;
 /// names are the kernel's, their contents are compared on their own),
 /// defaults the kernel fills in made explicit.
 fn normalized(exprs: &[Expr]) -> Vec<Expr> {
-    exprs
-        .iter()
-        .map(|e| match e {
-            Expr::Counter { .. } => Expr::Counter {
-                bytes: 0,
-                packets: 0,
-            },
+    let mut out = exprs.to_vec();
+    for e in out.iter_mut() {
+        match e {
+            Expr::Counter { bytes, packets } => (*bytes, *packets) = (0, 0),
             Expr::Lookup {
-                set,
-                sreg,
-                dreg,
-                flags,
-                ..
-            } => Expr::Lookup {
-                set: if set.starts_with(ANON_PREFIX) {
-                    ANON_PREFIX.to_string()
-                } else {
-                    set.clone()
-                },
-                set_id: None,
-                sreg: *sreg,
-                dreg: *dreg,
-                flags: flags.filter(|f| *f != 0),
-            },
+                set, set_id, flags, ..
+            } => {
+                if set.starts_with(ANON_PREFIX) {
+                    *set = ANON_PREFIX.to_string();
+                }
+                *set_id = None;
+                *flags = flags.filter(|f| *f != 0);
+            }
             // The kernel fills in a syslog logger's level (warning).
             Expr::Log {
-                group: None,
-                level: None,
-                prefix,
-                snaplen,
-                qthreshold,
-                flags,
-            } => Expr::Log {
-                group: None,
-                level: Some(LOG_WARNING),
-                prefix: prefix.clone(),
-                snaplen: *snaplen,
-                qthreshold: *qthreshold,
-                flags: *flags,
-            },
+                group: None, level, ..
+            } => *level = Some(level.unwrap_or(LOG_WARNING)),
             // The kernel does not dump the direction of these keys.
-            Expr::Ct { key, dreg, .. }
+            Expr::Ct { key, dir, .. }
                 if [nft::expr::ct::PROTOCOL, nft::expr::ct::L3PROTOCOL].contains(key) =>
             {
-                Expr::Ct {
-                    key: *key,
-                    dreg: *dreg,
-                    dir: None,
-                }
+                *dir = None
             }
-            Expr::Numgen {
-                dreg,
-                modulus,
-                ty,
-                offset,
-            } => Expr::Numgen {
-                dreg: *dreg,
-                modulus: *modulus,
-                ty: *ty,
-                offset: Some(offset.unwrap_or(0)),
-            },
+            Expr::Numgen { offset, .. } => *offset = Some(offset.unwrap_or(0)),
             // The kernel makes an absent range end equal to its start.
             Expr::Nat {
-                ty,
-                family,
                 reg_addr_min,
                 reg_addr_max,
                 reg_proto_min,
                 reg_proto_max,
-                flags,
-            } => Expr::Nat {
-                ty: *ty,
-                family: *family,
-                reg_addr_min: *reg_addr_min,
-                reg_addr_max: reg_addr_max.or(*reg_addr_min),
-                reg_proto_min: *reg_proto_min,
-                reg_proto_max: reg_proto_max.or(*reg_proto_min),
-                flags: *flags,
-            },
+                ..
+            } => {
+                *reg_addr_max = reg_addr_max.or(*reg_addr_min);
+                *reg_proto_max = reg_proto_max.or(*reg_proto_min);
+            }
             Expr::Masq {
-                flags,
                 reg_proto_min,
                 reg_proto_max,
-            } => Expr::Masq {
-                flags: *flags,
-                reg_proto_min: *reg_proto_min,
-                reg_proto_max: reg_proto_max.or(*reg_proto_min),
-            },
-            Expr::Redir {
+                ..
+            }
+            | Expr::Redir {
                 reg_proto_min,
                 reg_proto_max,
-                flags,
-            } => Expr::Redir {
-                reg_proto_min: *reg_proto_min,
-                reg_proto_max: reg_proto_max.or(*reg_proto_min),
-                flags: *flags,
-            },
-            e => e.clone(),
-        })
-        .collect()
+                ..
+            } => *reg_proto_max = reg_proto_max.or(*reg_proto_min),
+            _ => {}
+        }
+    }
+    out
 }
