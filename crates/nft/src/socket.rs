@@ -476,15 +476,38 @@ impl Socket {
         self.dump_objects(&Set::new(family, table.unwrap_or(""), ""))
     }
 
-    /// Elements of one set.
+    /// Elements of one set, each exactly once.
+    ///
+    /// The kernel resumes an element dump for every reply by skipping as
+    /// many elements as it already sent, in the set's current order; a hash
+    /// set that resizes between two replies (the kernel grows it in the
+    /// background after many adds, e.g. right after a restore) changes that
+    /// order, so the dump repeats some elements and leaves as many out. A
+    /// repeated element is the sign: such a dump (or one the kernel flags
+    /// as interrupted) is read again after a short pause, up to
+    /// [`DUMP_TRIES`] times. Cost of the check: one sort of n key slices.
     pub fn set_elems(
         &mut self,
         family: Family,
         table: &str,
         set: &str,
     ) -> Result<Vec<SetElem>, Error> {
-        let lists = self.dump_objects(&SetElems::new(family, table, set, Vec::new()))?;
-        Ok(lists.into_iter().flat_map(|l| l.elems).collect())
+        let filter = SetElems::new(family, table, set, Vec::new());
+        for attempt in 1..=DUMP_TRIES {
+            let elems: Vec<SetElem> = match self.dump_objects(&filter) {
+                Ok(lists) => lists.into_iter().flat_map(|l| l.elems).collect(),
+                Err(Error::DumpInterrupted) if attempt < DUMP_TRIES => {
+                    std::thread::sleep(DUMP_PAUSE * attempt);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if !has_repeats(&elems) {
+                return Ok(elems);
+            }
+            std::thread::sleep(DUMP_PAUSE * attempt);
+        }
+        Err(Error::DumpInterrupted)
     }
 
     /// Rules of `family`, narrowed to one table and optionally one chain
@@ -570,6 +593,62 @@ impl Socket {
                 }
                 return Gen::parse_msg(&m);
             }
+        }
+    }
+}
+
+/// How often an inconsistent set-element dump is read again, and the pause
+/// before the n-th retry (n times this): a set's resize takes the kernel
+/// milliseconds.
+pub const DUMP_TRIES: u32 = 8;
+const DUMP_PAUSE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Whether an element (key, and whether it ends an interval: an interval
+/// set may hold an end and a start on one key) occurs twice.
+fn has_repeats(elems: &[SetElem]) -> bool {
+    let mut keys: Vec<(&[u8], bool)> = elems
+        .iter()
+        .map(|e| {
+            (
+                e.key.as_deref().unwrap_or_default(),
+                e.flags.unwrap_or(0) & crate::setelem::F_INTERVAL_END != 0,
+            )
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|w| w[0] == w[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_are_same_key_and_same_kind() {
+        let el = |k: &[u8], end: bool| {
+            let mut e = SetElem::key(k);
+            if end {
+                e.flags = Some(crate::setelem::F_INTERVAL_END);
+            }
+            e
+        };
+        // (elements, has a repeat)
+        let cases: Vec<(Vec<SetElem>, bool)> = vec![
+            (vec![], false),
+            (vec![el(&[1], false), el(&[2], false)], false),
+            (
+                vec![el(&[1], false), el(&[2], false), el(&[1], false)],
+                true,
+            ),
+            // An interval's end marker and the next range's start.
+            (
+                vec![el(&[1], false), el(&[2], true), el(&[2], false)],
+                false,
+            ),
+            (vec![el(&[2], true), el(&[2], true)], true),
+        ];
+        for (elems, want) in cases {
+            assert_eq!(has_repeats(&elems), want, "{elems:?}");
         }
     }
 }
