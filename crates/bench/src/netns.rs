@@ -101,29 +101,40 @@ pub fn is_root() -> bool {
 }
 
 /// Deletes `nfkbench-<pid>-*` namespaces whose process is gone (left by a
-/// harness that was killed). Returns how many it deleted.
+/// harness that was killed), and their scratch folders. Returns how many
+/// namespaces it deleted.
 pub fn cleanup_stale() -> usize {
-    let Ok(dir) = std::fs::read_dir("/run/netns") else {
-        return 0;
-    };
-    let mut n = 0;
-    for e in dir.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(PREFIX)
+    let stale = |name: &str| {
+        name.strip_prefix(PREFIX)
             .and_then(|r| r.split('-').next())
             .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            delete(&name);
-            n += 1;
-        }
+            .is_some_and(|pid| {
+                pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+            })
+    };
+    let names = |d: &Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| stale(n))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let gone = names(Path::new("/run/netns"));
+    for name in &gone {
+        delete(name);
     }
-    n
+    // Folders whose namespace is already gone (a harness killed between
+    // the two removals).
+    for name in names(&std::env::temp_dir()) {
+        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(name));
+    }
+    gone.len()
 }
 
+/// Removes namespace `name` and its scratch folder.
 fn delete(name: &str) {
     let _ = Command::new("ip")
         .args(["netns", "del", name])
@@ -131,6 +142,7 @@ fn delete(name: &str) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(name));
 }
 
 /// Children running now (killed when the harness is interrupted).
@@ -239,6 +251,7 @@ impl Netns {
         }
         live.push(name.clone());
         drop(live);
+        // `delete` removes it by this name.
         let dir = std::env::temp_dir().join(&name);
         let mut ns = Netns {
             name,
@@ -486,11 +499,11 @@ impl Drop for Netns {
             }
         }
         self.fd = None;
+        // Also removes `self.dir` (the scratch folder is named after it).
         delete(&self.name);
         if let Ok(mut live) = LIVE.lock() {
             live.retain(|n| n != &self.name);
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

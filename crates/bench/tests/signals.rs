@@ -1,5 +1,5 @@
 //! An interrupted bench removes its namespaces at once and exits with
-//! 128 + the signal number (root only).
+//! 128 + the signal number, leaving no scratch folder (root only).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -53,6 +53,15 @@ fn sigint_and_sigterm_remove_the_namespaces() {
         );
         assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted by signal"));
         assert_eq!(namespaces_of(pid), Vec::<String>::new(), "namespaces left");
+        let scratch: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with(&format!("nfkbench-{pid}-")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(scratch, Vec::<String>::new(), "scratch folders left");
         let _ = std::fs::remove_dir_all(&out);
     }
 }

@@ -151,7 +151,7 @@ pub fn demo(args: &[String]) -> i32 {
         if let Some(dir) = &out {
             argv.extend(["--out".to_string(), format!("{dir}/{suite}")]);
         }
-        code = code.max(bench::suites::cli::main(&argv));
+        code = code.max(bench::suites::cli::main("nfkeeper demo", &argv));
     }
     code
 }

@@ -245,8 +245,16 @@ fn status() -> i32 {
     }
 }
 
-/// `nfkeeper bench SUITE ...`: the model suite, or the kernel suites
-/// (`cf`, `ruleset`) against the baselines.
+/// The suites `nfkeeper bench --help` lists after the kernel suites' text.
+const BENCH_OTHER: &str = "
+also:
+  nfkeeper bench model [--quick] [--sizes N,...] [--reps N] [--op-reps N] [--batch K]
+                       the in-memory model alone (no kernel, no root)
+  nfkeeper bench daemon [--help]
+                       nfkeeper serve against direct mode and iptables-nft";
+
+/// `nfkeeper bench SUITE ...`: the model suite, the daemon's suite, or the
+/// kernel suites (`cf`, `ruleset`, `packet`, `all`) against the baselines.
 fn run_bench(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
         Some("model") => {
@@ -274,21 +282,27 @@ fn run_bench(args: &[String]) -> i32 {
         Some(suite @ ("cf" | "ruleset" | "packet" | "all")) => {
             let mut argv = vec!["--suite".to_string(), suite.to_string()];
             argv.extend(args[1..].iter().cloned());
-            bench::suites::cli::main(&argv)
+            bench::suites::cli::main("nfkeeper bench", &argv)
         }
-        // `nfkeeper bench --quick ...`: every kernel suite in one run.
+        Some("-h" | "--help") => {
+            print!("{}", bench::suites::cli::usage("nfkeeper bench"));
+            println!("{BENCH_OTHER}");
+            0
+        }
+        // `nfkeeper bench [--quick] ...`: every kernel suite in one run.
         // (`--suite S` given: those suites only.)
-        Some(opt) if opt.starts_with('-') && opt != "-h" && opt != "--help" => {
+        None => bench::suites::cli::main("nfkeeper bench", &["--suite".into(), "all".into()]),
+        Some(opt) if opt.starts_with('-') => {
             let mut argv = Vec::new();
             if !args.iter().any(|a| a == "--suite") {
                 argv.extend(["--suite".to_string(), "all".to_string()]);
             }
             argv.extend(args.iter().cloned());
-            bench::suites::cli::main(&argv)
+            bench::suites::cli::main("nfkeeper bench", &argv)
         }
-        _ => {
-            eprintln!("usage: nfkeeper bench model [--quick] [--sizes N,N,...] [--reps N] [--op-reps N] [--batch K]");
-            eprintln!("       nfkeeper bench [cf|ruleset|packet|all] [--quick] [--sizes N,...] [--reps N] [--adapters a,b] [--out DIR] [--rcu-default]");
+        Some(other) => {
+            eprintln!("nfkeeper bench: unknown suite {other} (known: cf, ruleset, packet, all, model, daemon)");
+            eprintln!("Try `nfkeeper bench --help' for more information.");
             2
         }
     }

@@ -4,12 +4,11 @@
 //! `results.json` and `results.md` to `--out`.
 //!
 //! Usage: `cargo run --release -p nfk-bench --bin baseline-bench -- --suite
-//! cf|ruleset[,…] [--quick] [--sizes N,…] [--reps N] [--limit SECS]
-//! [--big RULES,CHAINS] [--max-rules N] [--adapters a,b] [--out DIR]
-//! [--progress|--quiet]`. Needs root (it creates network namespaces); the
+//! cf|ruleset|packet|all[,…] [options]` (`--help` lists them; the same as
+//! `nfkeeper bench`). Needs root (it creates network namespaces); the
 //! host's own firewall is never touched.
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    std::process::exit(bench::suites::cli::main(&argv));
+    std::process::exit(bench::suites::cli::main("baseline-bench", &argv));
 }

@@ -38,16 +38,20 @@ pub fn cases(o: &Opts) -> Vec<Case> {
             setup: Vec::new(),
             steps: vec![s],
             reps: o.reps.max(1),
+            warmup: o.warmup,
         });
     }
     let (rules, chains) = o.big;
     if rules > 0 {
-        v.push(big_case(rules, chains, o.fast_reps.max(1)));
+        v.push(big_case(rules, chains, o.fast_reps.max(1), o.warmup));
     }
     v
 }
 
-fn big_case(rules: usize, chains: usize, reps: usize) -> Case {
+/// `reps` timed repetitions after `warmup` untimed ones: `-A` leaves all of
+/// them in FORWARD for `-D` to take back one by one.
+fn big_case(rules: usize, chains: usize, reps: usize, warmup: usize) -> Case {
+    let runs = reps + warmup;
     let f = Table::Filter;
     let what = format!(
         "{} rules + {} chains",
@@ -73,7 +77,7 @@ fn big_case(rules: usize, chains: usize, reps: usize) -> Case {
             format!("{what}: delete that rule by spec (-D)"),
             move |k| Op::Delete(f, Rule::cf(FWD, rules + k)),
         )
-        .check(Check::Rules(f, FWD.into(), rules + reps - 1)),
+        .check(Check::Rules(f, FWD.into(), rules + runs - 1)),
         Step::new(
             "cf.big.S",
             format!("{what}: list the table (-S)"),
@@ -96,6 +100,7 @@ fn big_case(rules: usize, chains: usize, reps: usize) -> Case {
         }],
         steps,
         reps,
+        warmup,
     }
 }
 
@@ -143,10 +148,18 @@ mod tests {
             big.steps[2].checks,
             [Check::Rules(Table::Filter, FWD.into(), 101)]
         );
+        // A warm-up repetition adds one more rule for -D's check to count.
+        let warm = cases(&Opts { warmup: 1, ..o });
+        assert_eq!((warm[2].reps, warm[2].warmup), (2, 1));
+        assert_eq!(
+            warm[2].steps[2].checks,
+            [Check::Rules(Table::Filter, FWD.into(), 102)]
+        );
     }
 
-    /// The suite at N=10, one repetition, with every baseline present:
-    /// every step succeeds (or has no form in that tool).
+    /// The suite at N=10, one repetition after one warm-up, with every
+    /// baseline present: every step succeeds (or has no form in that
+    /// tool), and the warm-up is not among the samples.
     #[test]
     fn smoke_n10_root() {
         let _serial = crate::suites::KERNEL_TEST
@@ -161,6 +174,7 @@ mod tests {
             fast_reps: 2,
             cf_sizes: vec![10],
             big: (10, 20),
+            warmup: 1,
             ..Opts::quick()
         };
         let adapters = crate::suites::adapters::present();
@@ -178,6 +192,12 @@ mod tests {
             assert!(matches!(r.status, Status::Ok | Status::NoForm), "{r:?}");
             if r.status == Status::Ok {
                 assert!(r.samples.iter().all(|&s| s > 0.0), "{r:?}");
+                let want = match r.case.as_str() {
+                    "cf.append" => 1,
+                    "cf.append.call" => 10,
+                    _ => 2,
+                };
+                assert_eq!(r.samples.len(), want, "{r:?}");
             }
         }
         let calls = recs.iter().find(|r| r.case == "cf.append.call").unwrap();

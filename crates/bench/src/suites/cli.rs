@@ -2,12 +2,73 @@
 //! bench cf|ruleset`): options, the run, and the report files.
 
 use crate::netns;
-use crate::suites::{self, Machine, Opts};
+use crate::suites::{self, Machine, Opts, Pin};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-const USAGE: &str = "usage: baseline-bench --suite cf|ruleset|packet|all[,...] [--quick] [--sizes N,...] [--reps N] \
-[--limit SECS] [--big RULES,CHAINS] [--max-rules N] [--adapters a,b,...] [--case ID,...] [--out DIR] [--progress|--quiet] [--rcu-default]\n       baseline-bench --compare DIR1,DIR2   (ratios of two runs side by side)";
+/// `--help`: every option, with the defaults of the full and the quick
+/// run. The program name is the caller's (`nfkeeper bench` or
+/// `baseline-bench`), put in by [`usage`].
+const HELP: &str = "\
+usage: PROG [cf|ruleset|packet|all] [options]      (without a suite: all)
+       PROG --compare DIR1,DIR2                 ratios of two runs side by side
+
+Runs each case in network namespaces of its own (root needed; the host's
+firewall is never touched) with every tool side by side: nfkeeper (direct and
+through its daemon), iptables-legacy, iptables-nft, nft, ipset where a case
+uses it. Missing tools are reported, not fatal. Writes results.csv,
+results.json, SVG plots, REPORT.md and report.html to --out.
+
+suites:
+  cf        Cloud Foundry: N rules appended one process each; single commands
+            (-N -A -D -S -X) on RULES rules + CHAINS chains
+  ruleset   the iptables-nft study: restores 1.1-1.3, single operations
+            2.1-2.13 with N rules in chain X, flushes 3.1 and 4.1, add-on 5.1
+  packet    TCP throughput and 64-byte UDP rate over veth through N rules
+            (scenarios a-e; f.* on request with --case f.)
+
+options:                                  full run / --quick
+  --quick              sizes and repetitions for a first look (all suites
+                       in under 5 minutes on 2 CPUs)
+  --sizes N,...        N of every suite        1000,10000,50000 / 100,1000,3000
+                       (cf appends: 100,1000,3000 / 100,500;
+                       packet: 0 plus 100,1000,10000 / 1000)
+  --reps N             timed repetitions of every step   5 / 3
+                       (single short commands 7 / 15; packet 5 / 5 of
+                       1 s / 0.2 s)
+  --warmup N           untimed repetitions before them, per step and tool  0
+  --limit SECS         limit of one repetition (reported as >limit)  120 / 10
+  --big RULES,CHAINS   cf's single-command ruleset     50000,100000 / 5000,10000
+  --max-rules N        run 200-chain cases only up to this many rules
+                                                           1000000 / 20000
+  --adapters a,b,...   tools to compare (nfkeeper, nfkeeper-daemon,
+                       nfkeeper-plain, nfkeeper-daemon-plain, iptables-legacy,
+                       iptables-nft, nft)                  all but the -plain
+  --case ID,...        only cases whose id starts with one of these
+                       (2.1, cf.big, a.addr, f.runs16, ...)
+  --pin CPU[,CPU]      run the commands (and their daemons) and the packet
+                       client on the first CPU, the packet server on the
+                       second          commands float; packet 0,1 with 2+ CPUs
+  --no-pin             pin nothing
+  --rcu-default        keep the host's RCU setting (default: grace periods
+                       expedited for the run, restored at the end)
+  --out DIR            where the files go    bench-results/SUITES-UTCSTAMP
+  --progress | --quiet progress lines on stderr     on when stderr is a terminal
+  -h, --help           this text
+
+Ratios in the report are baseline / nfkeeper of each tool's fastest
+repetition (above 1: nfkeeper faster); cells show median (min-max).
+";
+
+/// The help text under the name the program was called by.
+pub fn usage(prog: &str) -> String {
+    HELP.replace("PROG", prog)
+}
+
+/// The one-line hint a parameter problem ends with.
+fn hint(prog: &str) -> String {
+    format!("Try `{prog} --help' for more information.")
+}
 
 struct Args {
     suites: Vec<String>,
@@ -30,7 +91,41 @@ fn list(v: Option<&String>, flag: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
-fn parse(args: &[String]) -> Result<Args, String> {
+/// Why the command line was refused: help asked for, or a parameter
+/// problem.
+enum Refused {
+    Help,
+    Bad(String),
+}
+
+impl From<String> for Refused {
+    fn from(e: String) -> Self {
+        Refused::Bad(e)
+    }
+}
+
+impl From<&str> for Refused {
+    fn from(e: &str) -> Self {
+        Refused::Bad(e.into())
+    }
+}
+
+/// `--pin`'s value: `C` or `C,S`, each a CPU this process may run on.
+fn cpus(v: Option<&String>) -> Result<Pin, String> {
+    let l = list(v, "--pin")?;
+    let (c, sv) = match l[..] {
+        [c] => (c, c),
+        [c, sv] => (c, sv),
+        _ => return Err("--pin takes CPU or CPU,CPU".into()),
+    };
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if c >= n || sv >= n {
+        return Err(format!("--pin: this machine has CPUs 0 to {} only", n - 1));
+    }
+    Ok(Pin::Cpus(c, sv))
+}
+
+fn parse(args: &[String]) -> Result<Args, Refused> {
     let mut o = if args.iter().any(|a| a == "--quick") {
         Opts::quick()
     } else {
@@ -52,6 +147,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 o.reps = num(it.next(), "--reps")?.max(1);
                 o.fast_reps = o.reps;
             }
+            "--warmup" => o.warmup = num(it.next(), "--warmup")?,
+            "--pin" => o.pin = cpus(it.next())?,
+            "--no-pin" => o.pin = Pin::Off,
             "--limit" => o.limit = Duration::from_secs(num(it.next(), "--limit")?.max(1) as u64),
             "--big" => match list(it.next(), "--big")?[..] {
                 [r, c] => o.big = (r, c),
@@ -71,12 +169,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--quiet" => o.progress = false,
             "--rcu-expedited" => o.rcu_expedited = true,
             "--rcu-default" => o.rcu_expedited = false,
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+            "-h" | "--help" => return Err(Refused::Help),
+            other => return Err(format!("unknown argument {other}").into()),
         }
     }
     if suites.is_empty() {
-        return Err(format!("--suite is required\n{USAGE}"));
+        return Err("--suite is required".into());
     }
     // `all`: every kernel suite, in one run and one report.
     if suites.iter().any(|s| s == "all") {
@@ -102,9 +200,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
 }
 
 /// Run the baseline suites as the `baseline-bench` program (and `nfkeeper
-/// bench cf|ruleset`) does; `argv` without the program name. Returns the
-/// exit code.
-pub fn main(argv: &[String]) -> i32 {
+/// bench cf|ruleset`) does; `argv` without the program name, `prog` the
+/// name for help and errors. Returns the exit code: 0, 1 (a run that
+/// could not be made or written), 2 (a parameter problem).
+pub fn main(prog: &str, argv: &[String]) -> i32 {
     if let Some(i) = argv.iter().position(|a| a == "--compare") {
         return match argv.get(i + 1) {
             Some(d) => suites::compare::main(d),
@@ -116,8 +215,12 @@ pub fn main(argv: &[String]) -> i32 {
     }
     let a = match parse(argv) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
+        Err(Refused::Help) => {
+            print!("{}", usage(prog));
+            return 0;
+        }
+        Err(Refused::Bad(e)) => {
+            eprintln!("{prog}: {e}\n{}", hint(prog));
             return 2;
         }
     };
@@ -168,6 +271,14 @@ pub fn main(argv: &[String]) -> i32 {
     } else {
         None
     };
+    // Commands inherit the harness's CPU mask (fork keeps it), daemons
+    // included; the packet suite's threads pin themselves (Plan::pin).
+    if let Pin::Cpus(c, _) = a.o.pin {
+        if let Err(e) = suites::packet::pin(c) {
+            eprintln!("--pin: CPU {c}: {e}");
+            return 1;
+        }
+    }
     let t0 = std::time::Instant::now();
     let mut records = Vec::new();
     for s in a.suites.iter().filter(|s| *s != "packet") {
@@ -184,11 +295,15 @@ pub fn main(argv: &[String]) -> i32 {
     }
     let names: Vec<String> = adapters.iter().map(|x| x.name().to_string()).collect();
     let md = format!(
-        "{}{}\nReps {} ({} for single short commands), limit {} s per step, wall time {:.1} s, load average at the end {}{}.\n",
+        "{}{}\nReps {} ({} for single short commands){}, limit {} s per step, wall time {:.1} s, load average at the end {}{}{}.\n",
         suites::to_markdown(&m, &records, &names),
         packet.map_or(String::new(), |p| suites::packet::appendix(&p, &records)),
         a.o.reps,
         a.o.fast_reps,
+        match a.o.warmup {
+            0 => String::new(),
+            w => format!(" after {w} discarded warm-up repetition(s)"),
+        },
         a.o.limit.as_secs(),
         t0.elapsed().as_secs_f64(),
         crate::loadavg(),
@@ -196,6 +311,10 @@ pub fn main(argv: &[String]) -> i32 {
             "; RCU grace periods expedited (default; --rcu-default keeps the host's setting)"
         } else {
             ""
+        },
+        match a.o.pin {
+            Pin::Cpus(c, _) => format!("; commands pinned to CPU {c}"),
+            _ => String::new(),
         }
     );
     print!("{md}");
@@ -219,4 +338,87 @@ pub fn main(argv: &[String]) -> i32 {
         }
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn options() {
+        let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+        // (command line, warm-up, pin, fast reps) or the error's start.
+        let ok: &[(&str, usize, Pin, usize)] = &[
+            ("--suite cf", 0, Pin::Default, 7),
+            ("--suite cf --quick", 0, Pin::Default, 15),
+            ("--suite cf --warmup 2", 2, Pin::Default, 7),
+            ("--suite cf --pin 0", 0, Pin::Cpus(0, 0), 7),
+            ("--suite cf --pin 0 --no-pin --reps 4", 0, Pin::Off, 4),
+        ];
+        for (line, warm, pin, fast) in ok {
+            let a = parse(&args(line)).unwrap_or_else(|_| panic!("{line}"));
+            assert_eq!(
+                (a.o.warmup, a.o.pin, a.o.fast_reps),
+                (*warm, *pin, *fast),
+                "{line}"
+            );
+        }
+        if two {
+            let a = parse(&args("--suite packet --pin 1,0")).ok().unwrap();
+            assert_eq!(a.o.pin, Pin::Cpus(1, 0));
+        }
+        let bad: &[(&str, &str)] = &[
+            ("--suite cf --warmup", "--warmup needs a value"),
+            ("--suite cf --warmup x", "--warmup: not a number: x"),
+            ("--suite cf --pin 0,0,0", "--pin takes CPU or CPU,CPU"),
+            ("--suite cf --pin 4096", "--pin: this machine has CPUs 0 to"),
+            ("--suite cf --frob", "unknown argument --frob"),
+            ("--quick", "--suite is required"),
+            (
+                "--suite cf --sizes 0",
+                "--sizes: each size must be at least 1",
+            ),
+        ];
+        for (line, want) in bad {
+            match parse(&args(line)) {
+                Err(Refused::Bad(e)) => assert!(e.starts_with(want), "{line}: {e}"),
+                Err(Refused::Help) => panic!("{line}: help"),
+                Ok(_) => panic!("{line}: accepted"),
+            }
+        }
+        assert!(matches!(parse(&args("--suite cf -h")), Err(Refused::Help)));
+    }
+
+    /// Every option the parser takes is in the help text, and the help
+    /// names no option the parser refuses.
+    #[test]
+    fn help_lists_every_option() {
+        let help = usage("nfkeeper bench");
+        let src = include_str!("cli.rs");
+        let taken: Vec<&str> = src
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix('"'))
+            .filter_map(|l| l.split('"').next())
+            .filter(|o| o.starts_with("--") && o.len() > 2 && !o.contains([' ', ':']))
+            .collect();
+        assert!(taken.len() >= 15, "{taken:?}");
+        for o in &taken {
+            // --suite is spelled as the positional SUITE in nfkeeper bench.
+            if *o != "--suite" && *o != "--rcu-expedited" {
+                assert!(help.contains(o), "help lacks {o}");
+            }
+        }
+        for w in help.split(|c: char| c.is_whitespace() || c == '|' || c == '[' || c == ']') {
+            if w.starts_with("--") && w.len() > 2 {
+                let w = w.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+                // --compare is taken by `main` before parsing.
+                let known = taken.contains(&w) || w == "--help" || w == "--compare";
+                assert!(known, "help names unknown {w}");
+            }
+        }
+    }
 }

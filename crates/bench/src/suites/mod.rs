@@ -83,6 +83,26 @@ pub struct Opts {
     /// `--case`: only the cases whose id starts with one of these (empty:
     /// all). The packet suite filters its variants (`a.addr`, `d`, …).
     pub cases: Vec<String>,
+    /// `--warmup`: repetitions run first and discarded, per step and
+    /// tool (taking turns like the timed ones). The first repetition is
+    /// the one whose effect is verified, warm-up or not.
+    pub warmup: usize,
+    /// `--pin` / `--no-pin`.
+    pub pin: Pin,
+}
+
+/// Where the harness runs what it measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pin {
+    /// Commands float; the packet suite's client and server threads on
+    /// CPUs 0 and 1 when there are two or more.
+    Default,
+    /// Nothing pinned.
+    Off,
+    /// Commands (the harness and every process it starts inherit the
+    /// mask) and the packet client on the first CPU, the packet server on
+    /// the second.
+    Cpus(usize, usize),
 }
 
 impl Default for Opts {
@@ -100,6 +120,8 @@ impl Default for Opts {
             progress: false,
             rcu_expedited: true,
             cases: Vec::new(),
+            warmup: 0,
+            pin: Pin::Default,
         }
     }
 }
@@ -168,9 +190,14 @@ pub struct Case {
     pub n: usize,
     pub setup: Vec<Op>,
     pub steps: Vec<Step>,
-    /// Repetitions of each step ([`Opts::reps`], or [`Opts::fast_reps`]
-    /// for cases whose steps are single short commands).
+    /// Timed repetitions of each step ([`Opts::reps`], or
+    /// [`Opts::fast_reps`] for cases whose steps are single short
+    /// commands).
     pub reps: usize,
+    /// Untimed repetitions before them ([`Opts::warmup`]). A step runs
+    /// `warmup + reps` times in all: checks that count what earlier steps
+    /// left must count both.
+    pub warmup: usize,
 }
 
 /// The command-time suites' names, for usage texts (`packet` runs through

@@ -37,12 +37,13 @@ pub use rules::{Blocked, Dialect, Install, Proto, Variant, TRAFFIC_PORT, VARIANT
 
 use super::model::{Cmd, Op, Ruleset};
 use super::report::{Record, Status, Summary};
-use super::{Adapter, Opts};
+use super::{Adapter, Opts, Pin};
 use crate::netns::Netns;
 use std::fmt::Write;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+pub use traffic::pin;
 use traffic::Place;
 
 const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
@@ -66,6 +67,9 @@ pub struct Plan {
     /// N; 0 (no rules, the path's ceiling) is always measured.
     pub sizes: Vec<usize>,
     pub reps: usize,
+    /// Measurements per row and adapter run first and discarded
+    /// ([`Opts::warmup`]).
+    pub warmup: usize,
     /// Length of one TCP measurement.
     pub duration: Duration,
     /// Length of one UDP measurement.
@@ -125,7 +129,12 @@ impl Plan {
                 })
                 .collect(),
             protos: vec![Proto::Tcp, Proto::Udp],
-            pin: (cpus >= 2).then_some((0, 1)),
+            pin: match o.pin {
+                Pin::Default => (cpus >= 2).then_some((0, 1)),
+                Pin::Off => None,
+                Pin::Cpus(c, sv) => Some((c, sv)),
+            },
+            warmup: o.warmup,
         }
     }
 }
@@ -391,7 +400,7 @@ fn prepare(plan: &Plan, (v, p, n): (Variant, Proto, usize), a: &dyn Adapter, av:
 /// overlong measurement ends that adapter's row.
 fn measure_row(plan: &Plan, p: Proto, slots: &mut [Slot]) -> Vec<Vec<f64>> {
     let mut samples = vec![Vec::with_capacity(plan.reps); slots.len()];
-    for rep in 0..plan.reps {
+    for rep in 0..plan.warmup + plan.reps {
         for i in 0..slots.len() {
             let k = (i + rep) % slots.len();
             let Slot::Ready { cl, sv, .. } = &slots[k] else {
@@ -403,7 +412,9 @@ fn measure_row(plan: &Plan, p: Proto, slots: &mut [Slot]) -> Vec<Vec<f64>> {
                     Some(Status::Timeout(plan.limit.as_secs_f64()))
                 }
                 Ok(x) => {
-                    samples[k].push(x);
+                    if rep >= plan.warmup {
+                        samples[k].push(x);
+                    }
                     None
                 }
                 Err(e) => Some(Status::Fail(e)),
@@ -509,14 +520,14 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
     let mut s = String::new();
     let pin = match plan.pin {
         Some((c, v)) => format!("client thread pinned to CPU {c}, server thread to CPU {v}"),
-        None => "not pinned (fewer than two CPUs)".into(),
+        None => "not pinned (fewer than two CPUs, or --no-pin)".into(),
     };
     let _ = write!(
         s,
         "\nPacket method: client and server namespaces joined by veth, rules in \
          the server namespace (INPUT; raw PREROUTING or netdev ingress for e.raw \
          / e.ingress), hook policy DROP, N non-matching rules then the accepting \
-         one. {} repetitions of each measurement: a TCP bulk transfer of {:.1} s (one connection, \
+         one. {}{} repetitions of each measurement: a TCP bulk transfer of {:.1} s (one connection, \
          128 KiB writes; the bytes the server read) or a {:.1} s UDP flood of 64-byte IP \
          packets (the packets that reached the server's socket per second of \
          sending: read, or dropped at its full buffer, from the kernel's \
@@ -526,6 +537,10 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
          JSON) are the inverse: seconds per Gbit or per packet. Checked before \
          measuring: traffic passes, and a probe matched by the last rule is \
          dropped.\n",
+        match plan.warmup {
+            0 => String::new(),
+            w => format!("{w} discarded, then "),
+        },
         plan.reps,
         plan.duration.as_secs_f64(),
         plan.udp_duration.as_secs_f64()

@@ -122,6 +122,7 @@ fn case(n: usize, setup: Vec<Op>, step: Step) -> Case {
         setup,
         steps: vec![step],
         reps: 1,
+        warmup: 0,
     }
 }
 
@@ -298,9 +299,11 @@ pub fn cases(o: &Opts) -> Vec<Case> {
         ));
     }
     // Some steps consume the rules they were given (2.2 deletes a
-    // different existing rule each repetition): at most N repetitions.
+    // different existing rule each repetition): at most N repetitions,
+    // warm-up included.
     for c in &mut v {
-        c.reps = o.fast_reps.min(c.n).max(1);
+        c.warmup = o.warmup.min(c.n.saturating_sub(1));
+        c.reps = o.fast_reps.min(c.n - c.warmup).max(1);
     }
     v
 }

@@ -119,13 +119,23 @@ fn run_case(
                 Lane::Ready(_) => (Status::Ok, Vec::new(), Vec::new()),
             })
             .collect();
-        for rep in 0..case.reps.max(1) {
+        // Warm-up repetitions come first and are measured like the
+        // others (a failure ends the step) but not kept.
+        let warm = case.warmup;
+        for rep in 0..warm + case.reps.max(1) {
             for ((a, lane), (status, samples, calls)) in adapters.iter().zip(&lanes).zip(&mut st) {
                 let Lane::Ready(ns) = lane else { continue };
                 if *status != Status::Ok {
                     continue;
                 }
-                match measure_rep(ns, a.as_ref(), step, o, rep, calls) {
+                let mut scratch = Vec::new();
+                let sink = if rep < warm {
+                    &mut scratch
+                } else {
+                    &mut *calls
+                };
+                match measure_rep(ns, a.as_ref(), step, o, rep, sink) {
+                    Ok(_) if rep < warm => {}
                     Ok(t) => samples.push(t),
                     Err(e) => *status = e,
                 }
@@ -376,6 +386,7 @@ mod tests {
                         .check(Check::Rules(f, "X".into(), 1)),
                 ],
                 reps: 2,
+                warmup: 1,
             };
         let o = Opts {
             reps: 2,
@@ -396,6 +407,7 @@ mod tests {
         );
         assert_eq!(st[3], &Status::Timeout(0.3));
         assert_eq!(st[4], &Status::Ok);
+        // The warm-up repetition is not a sample.
         assert_eq!(r[4].samples.len(), 2);
         assert!(r
             .iter()

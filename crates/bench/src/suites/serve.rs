@@ -406,7 +406,39 @@ fn have(tool: &str) -> bool {
 }
 
 /// Run the suite; Markdown on stdout (and in `--out DIR/daemon.md`).
+/// `nfkeeper bench daemon --help`.
+fn help() -> String {
+    format!(
+        "usage: nfkeeper bench daemon [--quick] [--case C,...] [--out DIR]\n\n\
+         nfkeeper serve against direct mode and iptables-nft, in network\n\
+         namespaces of its own (root needed): one-process appends onto N\n\
+         rules, API operations, concurrent clients, memory.\n\n\
+         \x20 --quick      smaller sizes (10k preloaded rules instead of 100k)\n\
+         \x20 --case C,... only these cases ({})\n\
+         \x20 --out DIR    also write the table to DIR/daemon.md\n",
+        CASES.join(",")
+    )
+}
+
 pub fn main(args: &[String]) -> i32 {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => {}
+            "--out" | "--case" => {
+                it.next();
+            }
+            "-h" | "--help" => {
+                print!("{}", help());
+                return 0;
+            }
+            other => {
+                eprintln!("nfkeeper bench daemon: unknown argument {other}");
+                eprintln!("Try `nfkeeper bench daemon --help' for more information.");
+                return 2;
+            }
+        }
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let out = args
         .iter()
