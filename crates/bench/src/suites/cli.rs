@@ -56,8 +56,9 @@ options:                                  full run / --quick
   --progress | --quiet progress lines on stderr     on when stderr is a terminal
   -h, --help           this text
 
-Ratios in the report are baseline / nfkeeper of each tool's fastest
-repetition (above 1: nfkeeper faster); cells show median (min-max).
+Ratios in the report are baseline / nfkeeper of each tool's mean of its
+fastest half of repetitions (above 1: nfkeeper faster); cells show median
+(min-max).
 ";
 
 /// The help text under the name the program was called by.

@@ -1,11 +1,13 @@
 //! `--compare RUN1,RUN2`: how repeatable two runs of the same suites are.
 //! For every (suite, case, N) and every baseline measured in both runs, the
-//! ratio baseline ÷ nfkeeper of each run — of the fastest repetitions, as
-//! the report's ratio columns — and how far apart the two ratios are. A
+//! ratio baseline ÷ nfkeeper of each run — of the mean of each tool's
+//! fastest half of repetitions ([`Summary::fast`]), as the report's ratio
+//! columns — and how far apart the two ratios are. A
 //! report, not a gate: the bar is "within 20%".
 //!
 //! Input: the `results.csv` each run writes (see `report::to_csv`).
 
+use super::Summary;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -16,7 +18,7 @@ pub const TOLERANCE: f64 = 0.20;
 /// (suite, case, name, n): one measured step.
 type Key = (String, String, String, usize);
 
-/// Step → adapter → fastest repetition (seconds) of the OK samples.
+/// Step → adapter → [`Summary::fast`] (seconds) of the OK samples.
 type Best = BTreeMap<Key, BTreeMap<String, f64>>;
 
 /// Splits one CSV line (fields quoted with `"` when they hold a comma or
@@ -41,7 +43,7 @@ fn fields(line: &str) -> Vec<String> {
     out
 }
 
-/// The fastest repetition per case and adapter, from a results.csv text.
+/// [`Summary::fast`] per case and adapter, from a results.csv text.
 pub fn best(csv: &str) -> Result<Best, String> {
     let mut samples: BTreeMap<Key, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     for (i, line) in csv.lines().enumerate().skip(1) {
@@ -70,7 +72,7 @@ pub fn best(csv: &str) -> Result<Best, String> {
         .map(|(k, by)| {
             let m = by
                 .into_iter()
-                .map(|(a, v)| (a, v.into_iter().fold(f64::INFINITY, f64::min)))
+                .filter_map(|(a, v)| Some((a, Summary::of(&v)?.fast)))
                 .collect();
             (k, m)
         })
@@ -142,7 +144,7 @@ pub fn report(a: &str, b: &str) -> Result<String, String> {
     let within = ps.iter().filter(|p| p.diff() <= TOLERANCE).count();
     let _ = writeln!(
         o,
-        "\n{within} of {} ratio pairs within {:.0}% (ratio = baseline ÷ nfkeeper, fastest repetitions).",
+        "\n{within} of {} ratio pairs within {:.0}% (ratio = baseline ÷ nfkeeper, means of the fastest half of repetitions).",
         ps.len(),
         TOLERANCE * 100.0
     );
@@ -226,7 +228,7 @@ mod tests {
         assert!(r.contains("| 20% |"), "{r}");
         assert!(r.contains("| 50% ✗ |"), "{r}");
         assert!(
-            r.ends_with("1 of 2 ratio pairs within 20% (ratio = baseline ÷ nfkeeper, fastest repetitions).\n"),
+            r.ends_with("1 of 2 ratio pairs within 20% (ratio = baseline ÷ nfkeeper, means of the fastest half of repetitions).\n"),
             "{r}"
         );
     }

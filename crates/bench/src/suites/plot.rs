@@ -340,6 +340,7 @@ mod tests {
                     min: 1.0,
                     median: 2.0,
                     max: 3.0,
+                    fast: 1.0,
                 })),
             ),
             (Status::Fail("x".into()), vec![1.0, 2.0], Some(Mark::Fail)),
@@ -442,7 +443,8 @@ mod tests {
                     Mark::Value(Summary {
                         min: 3.0,
                         median: 3.0,
-                        max: 3.0
+                        max: 3.0,
+                        fast: 3.0,
                     })
                 )
             ]
@@ -466,7 +468,8 @@ mod tests {
                 Mark::Value(Summary {
                     min: 0.25,
                     median: 0.5,
-                    max: 1.0
+                    max: 1.0,
+                    fast: 1.0,
                 })
             )]
         );

@@ -571,7 +571,12 @@ mod tests {
     use crate::suites::report::Summary;
 
     fn val(min: f64, median: f64, max: f64) -> Mark {
-        Mark::Value(Summary { min, median, max })
+        Mark::Value(Summary {
+            min,
+            median,
+            max,
+            fast: min,
+        })
     }
 
     fn chart(x: XAxis, quantity: Quantity, series: Vec<(&str, Vec<(f64, Mark)>)>) -> Chart {

@@ -33,9 +33,10 @@ fn how_to_read(refn: &str) -> String {
          and the measured step is repeated, the tools taking turns repetition by \
          repetition. A cell shows the median and, in brackets, the \
          fastest and slowest repetition (the packet suite shows rates, higher is \
-         better). A ratio column divides the baseline's fastest repetition by {refn}'s \
-         (noise only adds time, so the fastest is the steadiest estimate of a tool's own \
-         cost): \
+         better). A ratio column divides the baseline's time by {refn}'s, each the \
+         mean of the tool's fastest half of repetitions (noise only adds time, so the \
+         slow half says more about the machine than about the tool; averaging the rest \
+         keeps one lucky repetition from setting the ratio): \
          above 1 {refn} is faster (2.00× = half the time), below 1 slower; for rates \
          it is {refn}'s rate over the baseline's, so above 1 still means {refn} is \
          faster. FAIL means the command failed or its effect was missing and never \
