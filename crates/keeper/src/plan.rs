@@ -399,6 +399,8 @@ impl KernelApply {
         self.batch.delete(&r, self.tag);
     }
 
+    /// Deletes every rule of `chain`, or of every chain of the table when
+    /// `chain` is empty (the kernel's rule delete without a chain).
     fn flush_chain(&mut self, kind: TableKind, chain: &str) {
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         self.batch
@@ -579,8 +581,13 @@ impl KernelApply {
                         self.forgotten.push((kind, id));
                     }
                 }
-                for c in &chains {
-                    self.flush_chain(kind, c);
+                match &chain {
+                    Some(c) => self.flush_chain(kind, c),
+                    // One message for the whole table (a rule delete
+                    // naming no chain): the kernel flushes every chain,
+                    // where one message per chain cost O(chains) messages
+                    // to build, send and parse.
+                    None => self.flush_chain(kind, ""),
                 }
                 self.drop_runs_in(kind, &chains);
                 if !self.fresh.contains(&kind) {

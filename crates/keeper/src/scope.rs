@@ -6,13 +6,16 @@ use iptables::parse::restore::tokenize;
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
 use ruleset::{Family, TableKind};
 
-/// What a command must read. Appends, head inserts, -N, -P, -X CHAIN,
+/// What a command must read. `-F` of every chain reads nothing (one rule
+/// delete naming no chain flushes the kernel table, and the table's run
+/// sets go by one set dump, see `Session::drop_flushed_run_sets`).
+/// Appends, head inserts, -N, -P, -X CHAIN,
 /// -E and -F CHAIN only need their chains (fetched by name; the kernel
 /// refuses what the model can't see: deleting a chain that still has rules
 /// or references fails with EBUSY, see [`Session::iptables`]); commands that
 /// address rules of one chain (-D, -R, -I N, -C, -S CHAIN, -Z CHAIN) read
 /// that chain's rules; the rest (listings of everything, -L with its
-/// reference counts, -X/-F/-Z of all chains) read the table. Jump targets of
+/// reference counts, -X/-Z of all chains) read the table. Jump targets of
 /// the command's rules are fetched by name.
 pub fn scope(p: &Parsed) -> Scope {
     use ruleset::RuleBody;
@@ -48,7 +51,8 @@ pub fn scope(p: &Parsed) -> Scope {
         | Command::ListRules {
             chain: Some(ch), ..
         } => vec![ch.clone()],
-        Command::Flush(None) | Command::DeleteChain(None) => return Scope::Chains,
+        Command::Flush(None) => Vec::new(),
+        Command::DeleteChain(None) => return Scope::Chains,
         _ => return Scope::Table,
     };
     for r in &p.rules {
@@ -172,7 +176,7 @@ mod tests {
             ("-S", Scope::Table),
             ("-L FORWARD", Scope::Table),
             ("-X", Scope::Chains),
-            ("-F", Scope::Chains),
+            ("-F", part(&[], &[])),
             ("-Z", Scope::Table),
         ];
         for (argv, want) in cases {

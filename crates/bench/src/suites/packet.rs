@@ -511,7 +511,7 @@ fn progress(r: &Record, done: usize, total: usize, t0: Instant) {
         None => format!("{} {}", r.status.word(), r.status.detail()),
     };
     eprintln!(
-        "[{done}/{total} ~{left:.0}s left] packet {} N={} {}: {what}",
+        "[packet {done}/{total}, ~{left:.0} s left in packet] {} N={} {}: {what}",
         r.case, r.n, r.adapter
     );
 }

@@ -43,9 +43,18 @@ impl Progress {
             (Status::Ok, Some(s)) => fmt_secs(s.median),
             (st, _) => format!("{} {}", st.word(), st.detail()),
         };
+        // The estimate covers this suite only: the runner does not know
+        // which suites follow.
         eprintln!(
-            "[{}/{} ~{:.0}s left] {} {} N={} {}: {}",
-            self.done, self.total, left, r.suite, r.case, r.n, r.adapter, what
+            "[{s} {}/{}, ~{:.0} s left in {s}] {} N={} {}: {}",
+            self.done,
+            self.total,
+            left,
+            r.case,
+            r.n,
+            r.adapter,
+            what,
+            s = r.suite,
         );
     }
 }
@@ -69,12 +78,10 @@ enum Lane {
     Out(Status),
 }
 
-/// One case with every adapter. Each adapter gets its own namespace and
-/// setup (untimed); then each step's repetitions go round the adapters —
-/// repetition 1 of every adapter, then repetition 2, … — so that a
-/// disturbance (a namespace torn down in the background, another program)
-/// falls on all of them alike rather than on one adapter's block of
-/// repetitions, which is what made ratios drift between runs.
+/// One case with every adapter, in two passes: the adapters that keep an
+/// event listener alive ([`Adapter::listens`]) after all the others, so
+/// that no tool is measured while a listener makes its commits build
+/// events. Records in step order, adapters in the given order.
 fn run_case(
     case: &Case,
     adapters: &[Box<dyn Adapter>],
@@ -83,11 +90,51 @@ fn run_case(
     out: &mut Vec<Record>,
     p: &mut Progress,
 ) {
+    // [adapter][step]: the step's record (and its per-call record).
+    let mut by_adapter: Vec<Vec<Vec<Record>>> = (0..adapters.len()).map(|_| Vec::new()).collect();
+    for listens in [false, true] {
+        let pass: Vec<usize> = (0..adapters.len())
+            .filter(|&i| adapters[i].listens() == listens)
+            .collect();
+        if pass.is_empty() {
+            continue;
+        }
+        let ads: Vec<&dyn Adapter> = pass.iter().map(|&i| adapters[i].as_ref()).collect();
+        let av: Vec<&Result<String, String>> = pass.iter().map(|&i| &avail[i]).collect();
+        // The pass's namespaces (and daemons) are gone when it returns.
+        for (k, recs) in run_pass(case, &ads, &av, o, p).into_iter().enumerate() {
+            by_adapter[pass[k]] = recs;
+        }
+    }
+    for k in 0..case.steps.len() {
+        for recs in &mut by_adapter {
+            if let Some(step) = recs.get_mut(k) {
+                out.append(step);
+            }
+        }
+    }
+}
+
+/// One pass of a case: each adapter gets its own namespace and setup
+/// (untimed); then each step's repetitions go round the adapters —
+/// repetition 1 of every adapter, then repetition 2, … — so that a
+/// disturbance (a namespace torn down in the background, another program)
+/// falls on all of them alike rather than on one adapter's block of
+/// repetitions, which is what made ratios drift between runs. Returns
+/// `[adapter][step]` the step's records.
+fn run_pass(
+    case: &Case,
+    adapters: &[&dyn Adapter],
+    avail: &[&Result<String, String>],
+    o: &Opts,
+    p: &mut Progress,
+) -> Vec<Vec<Vec<Record>>> {
+    let mut out: Vec<Vec<Vec<Record>>> = (0..adapters.len()).map(|_| Vec::new()).collect();
     let lanes: Vec<Lane> = adapters
         .iter()
         .zip(avail)
         .map(|(a, av)| {
-            let a = a.as_ref();
+            let a: &dyn Adapter = *a;
             if let Err(why) = av {
                 return Lane::Out(Status::Unavailable(why.clone()));
             }
@@ -134,40 +181,45 @@ fn run_case(
                 } else {
                     &mut *calls
                 };
-                match measure_rep(ns, a.as_ref(), step, o, rep, sink) {
+                match measure_rep(ns, *a, step, o, rep, sink) {
                     Ok(_) if rep < warm => {}
                     Ok(t) => samples.push(t),
                     Err(e) => *status = e,
                 }
             }
         }
-        for (a, (status, samples, calls)) in adapters.iter().zip(st) {
+        for ((a, (status, samples, calls)), mine) in adapters.iter().zip(st).zip(&mut out) {
             let ok = status == Status::Ok;
-            let r = record(case, step, a.as_ref(), status, samples);
+            let r = record(case, step, *a, status, samples);
             p.step(&r);
-            out.push(r);
+            let mut recs = vec![r];
             if step.per_call && ok {
-                let mut r = record(case, step, a.as_ref(), Status::Ok, calls);
+                let mut r = record(case, step, *a, Status::Ok, calls);
                 r.case = format!("{}.call", step.id);
                 r.name = format!("{}, per call", step.name);
-                out.push(r);
+                recs.push(r);
             }
+            mine.push(recs);
         }
     }
+    out
 }
 
 /// The first line of a command's complaint.
-fn why(argv: &[String], code: Option<i32>, stderr: &str) -> String {
+fn why(argv: &[String], status: &std::process::ExitStatus, stderr: &str) -> String {
+    use std::os::unix::process::ExitStatusExt;
     let line = stderr
         .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
     let prog = argv.iter().take(6).cloned().collect::<Vec<_>>().join(" ");
-    format!(
-        "`{prog}` exit {}: {line}",
-        code.map_or("signal".into(), |c| c.to_string())
-    )
+    let how = match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        (None, None) => "ended".into(),
+    };
+    format!("`{prog}` {how}: {line}")
 }
 
 /// Runs an untimed op to completion; its last stdout.
@@ -188,7 +240,7 @@ fn exec_op(ns: &Netns, a: &dyn Adapter, op: &Op, limit: Duration) -> Result<Stri
             .exec(ns, c, stdin.as_deref(), limit)
             .map_err(|e| e.to_string())?;
         if !r.status.success() {
-            return Err(why(&c.argv, r.status.code(), &r.stderr));
+            return Err(why(&c.argv, &r.status, &r.stderr));
         }
         last = r.stdout;
     }
@@ -222,6 +274,9 @@ fn measure_rep(
             None => None,
         });
     }
+    // Untimed: what a daemon (this tool's or another's) still does after
+    // its last answer is not this repetition's cost.
+    crate::netns::settle_services(SETTLE_LIMIT);
     let mut total = Duration::ZERO;
     let mut last = String::new();
     for (c, stdin) in cmds.iter().zip(&staged) {
@@ -235,7 +290,7 @@ fn measure_rep(
                 calls.push(r.elapsed.as_secs_f64());
                 last = r.stdout;
             }
-            Ok(r) => return Err(Status::Fail(why(&c.argv, r.status.code(), &r.stderr))),
+            Ok(r) => return Err(Status::Fail(why(&c.argv, &r.status, &r.stderr))),
             Err(RunError::TimedOut(_)) => return Err(Status::Timeout(o.limit.as_secs_f64())),
             Err(e) => return Err(Status::Fail(e.to_string())),
         }
@@ -261,6 +316,9 @@ fn measure_rep(
     }
     Ok(total.as_secs_f64())
 }
+
+/// Longest the wait for idle daemons before a timed repetition.
+const SETTLE_LIMIT: Duration = Duration::from_secs(5);
 
 /// Longest a verification listing may take (see [`measure`]).
 const VERIFY_LIMIT: Duration = Duration::from_secs(60);
@@ -295,7 +353,7 @@ fn verify(
             Err(e) => return Err(Unverified::Failed(e.to_string())),
         };
         if !r.status.success() {
-            return Err(why(&cmd.argv, r.status.code(), &r.stderr).into());
+            return Err(why(&cmd.argv, &r.status, &r.stderr).into());
         }
         Ok(a.parse_listing(&r.stdout))
     };
@@ -362,6 +420,99 @@ mod tests {
         fn parse_listing(&self, out: &str) -> Listing {
             super::super::adapters::parse_iptables_s(out)
         }
+    }
+
+    /// A tool made of `sh` that may claim to keep a listener alive: each
+    /// command appends the tool's name to `log`, so the order of the
+    /// passes shows.
+    struct Logged {
+        name: &'static str,
+        listens: bool,
+        log: std::path::PathBuf,
+    }
+
+    impl Adapter for Logged {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn available(&self) -> Result<String, String> {
+            Ok("logged 1".into())
+        }
+        fn commands(&self, _: &Op) -> Option<Vec<Cmd>> {
+            let line = format!("echo {} >> {}", self.name, self.log.display());
+            Some(vec![Cmd::new(["sh", "-c", line.as_str()])])
+        }
+        fn listing(&self, _: Table, _: Option<&str>) -> Cmd {
+            Cmd::new(["true"])
+        }
+        fn parse_listing(&self, out: &str) -> Listing {
+            super::super::adapters::parse_iptables_s(out)
+        }
+        fn listens(&self) -> bool {
+            self.listens
+        }
+    }
+
+    #[test]
+    fn listeners_are_measured_after_the_others_root() {
+        if !crate::netns::is_root() {
+            eprintln!("skipped: needs root for network namespaces");
+            return;
+        }
+        let log = std::env::temp_dir().join(format!("nfk-pass-{}", std::process::id()));
+        let _ = std::fs::remove_file(&log);
+        let f = Table::Filter;
+        let case = Case {
+            suite: "t",
+            n: 1,
+            setup: vec![],
+            steps: vec![
+                Step::new("a", "one", move |_| Op::Flush(f, None)),
+                Step::new("b", "two", move |_| Op::Flush(f, None)),
+            ],
+            reps: 2,
+            warmup: 0,
+        };
+        let ads: Vec<Box<dyn Adapter>> = vec![
+            Box::new(Logged {
+                name: "daemon",
+                listens: true,
+                log: log.clone(),
+            }),
+            Box::new(Logged {
+                name: "direct",
+                listens: false,
+                log: log.clone(),
+            }),
+        ];
+        let r = run(&[case], &ads, &Opts::quick());
+        let order: Vec<(&str, &str)> = r
+            .iter()
+            .map(|r| (r.case.as_str(), r.adapter.as_str()))
+            .collect();
+        // Records keep the adapters' order, step by step.
+        assert_eq!(
+            order,
+            [
+                ("a", "daemon"),
+                ("a", "direct"),
+                ("b", "daemon"),
+                ("b", "direct")
+            ]
+        );
+        // Every command of the plain tool ran before any of the listener.
+        let ran = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        let lines: Vec<&str> = ran.lines().collect();
+        let first = lines
+            .iter()
+            .position(|l| *l == "daemon")
+            .expect("daemon ran");
+        assert!(
+            first > 0 && lines[..first].iter().all(|l| *l == "direct"),
+            "{lines:?}"
+        );
+        assert!(lines[first..].iter().all(|l| *l == "daemon"), "{lines:?}");
     }
 
     #[test]
