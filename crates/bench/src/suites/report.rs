@@ -66,10 +66,10 @@ pub struct Summary {
     /// Mean of the fastest half of the samples (the fastest alone for
     /// fewer than 4): noise on a shared machine only adds time, so the
     /// slow half is dropped; averaging the rest keeps one lucky
-    /// repetition from setting the ratio. Of the estimates tried on four
-    /// quick runs (BENCHMARKS §5) it moved least between runs: 293 of
-    /// 296 ratio pairs within 20% on average, the fastest alone 285, the
-    /// median 283.
+    /// repetition from setting the ratio. Of the estimates tried on six
+    /// quick runs (seven pairings, BENCHMARKS §5.1) it moved least between
+    /// runs: 293 of 296 ratio pairs within 20% on average, the fastest
+    /// alone 285, the median 285.
     pub fast: f64,
 }
 
