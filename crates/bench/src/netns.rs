@@ -405,6 +405,33 @@ impl Netns {
         Some(s.iter_mut().all(|c| matches!(c.try_wait(), Ok(None))))
     }
 
+    /// Kills and reaps the services started with [`Netns::spawn_service`]
+    /// and removes what they leave behind; [`Netns::service_state`] is
+    /// `None` again, so the tool may start them anew. Not timed.
+    pub fn stop_services(&self) {
+        let services =
+            std::mem::take(&mut *self.services.lock().unwrap_or_else(|e| e.into_inner()));
+        for mut c in services {
+            let pid = c.id();
+            let _ = c.kill();
+            let _ = c.wait();
+            if let Ok(mut ch) = CHILDREN.lock() {
+                ch.retain(|p| *p != pid);
+            }
+            if let Ok(mut s) = SERVICES.lock() {
+                s.retain(|p| *p != pid);
+            }
+        }
+        let leftovers =
+            std::mem::take(&mut *self.leftovers.lock().unwrap_or_else(|e| e.into_inner()));
+        for f in leftovers {
+            let _ = std::fs::remove_file(&f);
+            if let Ok(mut l) = LEFTOVERS.lock() {
+                l.retain(|x| *x != f);
+            }
+        }
+    }
+
     /// The namespace's inode (what `/proc/PID/ns/net` names it by).
     pub fn inode(&self) -> io::Result<u64> {
         Ok(self
@@ -529,29 +556,7 @@ pub fn spawn_in_netns(fd: c_int, cmd: &mut Command) -> io::Result<(Child, Instan
 
 impl Drop for Netns {
     fn drop(&mut self) {
-        let services = std::mem::take(self.services.get_mut().unwrap_or_else(|e| e.into_inner()));
-        for mut c in services {
-            let pid = c.id();
-            let _ = c.kill();
-            let _ = c.wait();
-            if let Ok(mut ch) = CHILDREN.lock() {
-                ch.retain(|p| *p != pid);
-            }
-            if let Ok(mut s) = SERVICES.lock() {
-                s.retain(|p| *p != pid);
-            }
-        }
-        for f in self
-            .leftovers
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-        {
-            let _ = std::fs::remove_file(&f);
-            if let Ok(mut l) = LEFTOVERS.lock() {
-                l.retain(|x| *x != f);
-            }
-        }
+        self.stop_services();
         self.fd = None;
         // Also removes `self.dir` (the scratch folder is named after it).
         delete(&self.name);

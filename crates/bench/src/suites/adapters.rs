@@ -7,7 +7,9 @@
 //! Baselines: `iptables-legacy`, `iptables-nft` (both with `-w`, as
 //! orchestrators call them, since the xtables lock file is the host's) and
 //! `nft` (statements where nftables has a form; `nft -f` for restores).
-//! nfkeeper joins later as one more implementation of the trait.
+//! nfkeeper: the same iptables command lines, direct or through its daemon
+//! (started on the namespace's first command, stopped again after every
+//! repetition by [`Adapter::quiesce`]).
 
 use super::model::{Cmd, Listing, Op, Ruleset, Table, TableSpec};
 use crate::netns::{Netns, Run, RunError};
@@ -35,16 +37,16 @@ pub trait Adapter {
     /// Reads what `listing` (or a list op) printed.
     fn parse_listing(&self, out: &str) -> Listing;
 
-    /// Whether the tool keeps a process subscribed to nf_tables events
-    /// (the daemon). The kernel keeps one listener bitmap per netlink
-    /// protocol for all namespaces, so while such a process lives, every
-    /// nf_tables commit in every namespace builds its event messages: an
-    /// `iptables -F` of 50k chains took 0.23 s instead of 0.08 s for
-    /// every nftables tool with `nfkeeper serve` idle in another
-    /// namespace. The runner measures such tools in a pass of their own.
-    fn listens(&self) -> bool {
-        false
-    }
+    /// Stops what the tool keeps running between its commands (a daemon);
+    /// its next command starts it again. The runner calls this after the
+    /// setup and after every repetition, untimed, so that no other tool is
+    /// measured while this one's process is subscribed to nf_tables
+    /// events: the kernel keeps one listener bitmap per netlink protocol
+    /// for all namespaces, so while any such process lives, every
+    /// nf_tables commit in every namespace builds its event messages (an
+    /// `iptables -F` of 50k chains took 0.23 s instead of 0.08 s for every
+    /// nftables tool with `nfkeeper serve` idle in another namespace).
+    fn quiesce(&self, _ns: &Netns) {}
 
     /// Runs one command in the namespace with stdin from a staged file.
     fn exec(
@@ -225,8 +227,10 @@ impl Iptables {
         }
     }
 
-    /// Starts the namespace's daemon on first use and waits until its
-    /// socket (the default path of that namespace) answers.
+    /// Starts the namespace's daemon on first use (and after the runner
+    /// stopped it, [`Adapter::quiesce`]) and waits until its socket (the
+    /// default path of that namespace) answers and it is idle: its model
+    /// is loaded, as a daemon that has run for a while has it. Untimed.
     fn ensure_daemon(&self, ns: &Netns) -> Result<(), RunError> {
         match ns.service_state() {
             Some(true) => return Ok(()),
@@ -258,6 +262,9 @@ impl Iptables {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
+        // The runner settled the services before it called `exec`; this
+        // one has only just loaded its model.
+        crate::netns::settle_services(Duration::from_secs(5));
         Ok(())
     }
 
@@ -335,8 +342,10 @@ impl Adapter for Iptables {
         parse_iptables_s(out)
     }
 
-    fn listens(&self) -> bool {
-        self.daemon
+    fn quiesce(&self, ns: &Netns) {
+        if self.daemon {
+            ns.stop_services();
+        }
     }
 
     fn exec(

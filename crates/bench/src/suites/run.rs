@@ -78,10 +78,16 @@ enum Lane {
     Out(Status),
 }
 
-/// One case with every adapter, in two passes: the adapters that keep an
-/// event listener alive ([`Adapter::listens`]) after all the others, so
-/// that no tool is measured while a listener makes its commits build
-/// events. Records in step order, adapters in the given order.
+/// One case with every adapter: each adapter gets its own namespace and
+/// setup (untimed); then each step's repetitions go round the adapters —
+/// repetition 1 of every adapter, then repetition 2, … — so that a
+/// disturbance (a namespace torn down in the background, another program,
+/// caches the host's other guests emptied) falls on all of them alike
+/// rather than on one adapter's block of repetitions, which is what made
+/// ratios drift between runs. After the setup and after every repetition
+/// the adapter is quiesced ([`Adapter::quiesce`]: a daemon stopped), so no
+/// tool is measured while another one's listener is alive. Records in
+/// step order, adapters in the given order.
 fn run_case(
     case: &Case,
     adapters: &[Box<dyn Adapter>],
@@ -90,51 +96,11 @@ fn run_case(
     out: &mut Vec<Record>,
     p: &mut Progress,
 ) {
-    // [adapter][step]: the step's record (and its per-call record).
-    let mut by_adapter: Vec<Vec<Vec<Record>>> = (0..adapters.len()).map(|_| Vec::new()).collect();
-    for listens in [false, true] {
-        let pass: Vec<usize> = (0..adapters.len())
-            .filter(|&i| adapters[i].listens() == listens)
-            .collect();
-        if pass.is_empty() {
-            continue;
-        }
-        let ads: Vec<&dyn Adapter> = pass.iter().map(|&i| adapters[i].as_ref()).collect();
-        let av: Vec<&Result<String, String>> = pass.iter().map(|&i| &avail[i]).collect();
-        // The pass's namespaces (and daemons) are gone when it returns.
-        for (k, recs) in run_pass(case, &ads, &av, o, p).into_iter().enumerate() {
-            by_adapter[pass[k]] = recs;
-        }
-    }
-    for k in 0..case.steps.len() {
-        for recs in &mut by_adapter {
-            if let Some(step) = recs.get_mut(k) {
-                out.append(step);
-            }
-        }
-    }
-}
-
-/// One pass of a case: each adapter gets its own namespace and setup
-/// (untimed); then each step's repetitions go round the adapters —
-/// repetition 1 of every adapter, then repetition 2, … — so that a
-/// disturbance (a namespace torn down in the background, another program)
-/// falls on all of them alike rather than on one adapter's block of
-/// repetitions, which is what made ratios drift between runs. Returns
-/// `[adapter][step]` the step's records.
-fn run_pass(
-    case: &Case,
-    adapters: &[&dyn Adapter],
-    avail: &[&Result<String, String>],
-    o: &Opts,
-    p: &mut Progress,
-) -> Vec<Vec<Vec<Record>>> {
-    let mut out: Vec<Vec<Vec<Record>>> = (0..adapters.len()).map(|_| Vec::new()).collect();
     let lanes: Vec<Lane> = adapters
         .iter()
         .zip(avail)
         .map(|(a, av)| {
-            let a: &dyn Adapter = *a;
+            let a: &dyn Adapter = a.as_ref();
             if let Err(why) = av {
                 return Lane::Out(Status::Unavailable(why.clone()));
             }
@@ -150,6 +116,7 @@ fn run_pass(
                     return Lane::Out(Status::Fail(format!("setup: {e}")));
                 }
             }
+            a.quiesce(&ns);
             Lane::Ready(ns)
         })
         .collect();
@@ -181,28 +148,28 @@ fn run_pass(
                 } else {
                     &mut *calls
                 };
-                match measure_rep(ns, *a, step, o, rep, sink) {
+                let r = measure_rep(ns, a.as_ref(), step, o, rep, sink);
+                a.quiesce(ns);
+                match r {
                     Ok(_) if rep < warm => {}
                     Ok(t) => samples.push(t),
                     Err(e) => *status = e,
                 }
             }
         }
-        for ((a, (status, samples, calls)), mine) in adapters.iter().zip(st).zip(&mut out) {
+        for (a, (status, samples, calls)) in adapters.iter().zip(st) {
             let ok = status == Status::Ok;
-            let r = record(case, step, *a, status, samples);
+            let r = record(case, step, a.as_ref(), status, samples);
             p.step(&r);
-            let mut recs = vec![r];
+            out.push(r);
             if step.per_call && ok {
-                let mut r = record(case, step, *a, Status::Ok, calls);
+                let mut r = record(case, step, a.as_ref(), Status::Ok, calls);
                 r.case = format!("{}.call", step.id);
                 r.name = format!("{}, per call", step.name);
-                recs.push(r);
+                out.push(r);
             }
-            mine.push(recs);
         }
     }
-    out
 }
 
 /// The first line of a command's complaint.
@@ -422,12 +389,14 @@ mod tests {
         }
     }
 
-    /// A tool made of `sh` that may claim to keep a listener alive: each
-    /// command appends the tool's name to `log`, so the order of the
-    /// passes shows.
+    /// A tool made of `sh` whose commands append its name to `log`; a
+    /// listener one also has a "daemon" (`alive`) from its first command
+    /// until it is quiesced, and every command of any tool logs whether
+    /// one is alive.
     struct Logged {
         name: &'static str,
         listens: bool,
+        alive: std::sync::Arc<std::sync::atomic::AtomicBool>,
         log: std::path::PathBuf,
     }
 
@@ -439,8 +408,7 @@ mod tests {
             Ok("logged 1".into())
         }
         fn commands(&self, _: &Op) -> Option<Vec<Cmd>> {
-            let line = format!("echo {} >> {}", self.name, self.log.display());
-            Some(vec![Cmd::new(["sh", "-c", line.as_str()])])
+            Some(vec![Cmd::new(["true"])])
         }
         fn listing(&self, _: Table, _: Option<&str>) -> Cmd {
             Cmd::new(["true"])
@@ -448,24 +416,47 @@ mod tests {
         fn parse_listing(&self, out: &str) -> Listing {
             super::super::adapters::parse_iptables_s(out)
         }
-        fn listens(&self) -> bool {
-            self.listens
+        fn quiesce(&self, _: &Netns) {
+            if self.listens {
+                self.alive.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        fn exec(
+            &self,
+            ns: &Netns,
+            cmd: &Cmd,
+            stdin: Option<&std::path::Path>,
+            limit: Duration,
+        ) -> Result<crate::netns::Run, RunError> {
+            use std::sync::atomic::Ordering::SeqCst;
+            if self.listens {
+                self.alive.store(true, SeqCst);
+            }
+            let line = format!("{} {}\n", self.name, self.alive.load(SeqCst));
+            use std::io::Write as _;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.log)
+                .and_then(|mut f| f.write_all(line.as_bytes()))
+                .map_err(RunError::Io)?;
+            ns.run(&cmd.argv, stdin, limit)
         }
     }
 
     #[test]
-    fn listeners_are_measured_after_the_others_root() {
+    fn no_tool_runs_while_a_listener_lives_root() {
         if !crate::netns::is_root() {
             eprintln!("skipped: needs root for network namespaces");
             return;
         }
-        let log = std::env::temp_dir().join(format!("nfk-pass-{}", std::process::id()));
+        let log = std::env::temp_dir().join(format!("nfk-quiesce-{}", std::process::id()));
         let _ = std::fs::remove_file(&log);
         let f = Table::Filter;
         let case = Case {
             suite: "t",
             n: 1,
-            setup: vec![],
+            setup: vec![Op::Flush(f, None)],
             steps: vec![
                 Step::new("a", "one", move |_| Op::Flush(f, None)),
                 Step::new("b", "two", move |_| Op::Flush(f, None)),
@@ -473,15 +464,18 @@ mod tests {
             reps: 2,
             warmup: 0,
         };
+        let alive = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let ads: Vec<Box<dyn Adapter>> = vec![
             Box::new(Logged {
                 name: "daemon",
                 listens: true,
+                alive: alive.clone(),
                 log: log.clone(),
             }),
             Box::new(Logged {
                 name: "direct",
                 listens: false,
+                alive,
                 log: log.clone(),
             }),
         ];
@@ -500,19 +494,17 @@ mod tests {
                 ("b", "direct")
             ]
         );
-        // Every command of the plain tool ran before any of the listener.
+        assert!(r.iter().all(|x| x.status == Status::Ok), "{r:?}");
         let ran = std::fs::read_to_string(&log).unwrap_or_default();
         let _ = std::fs::remove_file(&log);
         let lines: Vec<&str> = ran.lines().collect();
-        let first = lines
-            .iter()
-            .position(|l| *l == "daemon")
-            .expect("daemon ran");
-        assert!(
-            first > 0 && lines[..first].iter().all(|l| *l == "direct"),
-            "{lines:?}"
-        );
-        assert!(lines[first..].iter().all(|l| *l == "daemon"), "{lines:?}");
+        // Setup (reset + one op) of each, then each step's two repetitions
+        // taking turns: the plain tool never runs with the listener alive.
+        let want: Vec<&str> = ["daemon true", "daemon true", "direct false", "direct false"]
+            .into_iter()
+            .chain((0..4).flat_map(|_| ["daemon true", "direct false"]))
+            .collect();
+        assert_eq!(lines, want);
     }
 
     #[test]

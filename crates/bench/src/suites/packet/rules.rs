@@ -31,7 +31,7 @@ const PORT_BASE: usize = 1024;
 const PORT_SPAN: usize = 64_000;
 
 /// The transport of the measured traffic (port rules match it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Proto {
     Tcp,
     Udp,
@@ -112,7 +112,7 @@ pub const VARIANTS: [Variant; 16] = [
 /// A probe the rules must drop: from `src` (through the server's probe
 /// address) when the rules match sources, else from the client's own
 /// address; to `port`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Blocked {
     pub src: Option<Ipv4Addr>,
     pub port: u16,
@@ -120,7 +120,7 @@ pub struct Blocked {
 
 /// What to load into the server's namespace: an `ipset restore` input
 /// first when the rules refer to a set, then the tool's ruleset.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Install {
     pub ipset: Option<String>,
     pub rules: String,
