@@ -3,7 +3,11 @@
 //! ratio baseline ÷ nfkeeper of each run — of the mean of each tool's
 //! fastest half of repetitions ([`Summary::fast`]), as the report's ratio
 //! columns — and how far apart the two ratios are. A
-//! report, not a gate: the bar is "within 20%".
+//! report, not a gate: the bar is "within 20%". Each pair also shows how
+//! steady its measurements were — the spread (slowest ÷ fastest) of the
+//! repetitions the four means use, the widest of the four — and the
+//! report ends with each run's median spread: a busy machine widens it,
+//! and a miss with a wide spread is a disturbed measurement.
 //!
 //! Input: the `results.csv` each run writes (see `report::to_csv`).
 
@@ -18,8 +22,32 @@ pub const TOLERANCE: f64 = 0.20;
 /// (suite, case, name, n): one measured step.
 type Key = (String, String, String, usize);
 
-/// Step → adapter → [`Summary::fast`] (seconds) of the OK samples.
-type Best = BTreeMap<Key, BTreeMap<String, f64>>;
+/// One tool's estimate of one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Est {
+    /// [`Summary::fast`], seconds.
+    pub fast: f64,
+    /// Slowest ÷ fastest of the repetitions `fast` is the mean of (1 for
+    /// one).
+    pub spread: f64,
+}
+
+impl Est {
+    fn of(samples: &[f64]) -> Option<Est> {
+        let fast = Summary::of(samples)?.fast;
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let used = &s[..(s.len() / 2).max(1)];
+        let spread = match (used.first(), used.last()) {
+            (Some(lo), Some(hi)) if *lo > 0.0 => hi / lo,
+            _ => 1.0,
+        };
+        Some(Est { fast, spread })
+    }
+}
+
+/// Step → adapter → estimate of the OK samples.
+type Best = BTreeMap<Key, BTreeMap<String, Est>>;
 
 /// Splits one CSV line (fields quoted with `"` when they hold a comma or
 /// quote, quotes doubled inside).
@@ -43,7 +71,7 @@ fn fields(line: &str) -> Vec<String> {
     out
 }
 
-/// [`Summary::fast`] per case and adapter, from a results.csv text.
+/// [`Est`] per case and adapter, from a results.csv text.
 pub fn best(csv: &str) -> Result<Best, String> {
     let mut samples: BTreeMap<Key, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     for (i, line) in csv.lines().enumerate().skip(1) {
@@ -72,7 +100,7 @@ pub fn best(csv: &str) -> Result<Best, String> {
         .map(|(k, by)| {
             let m = by
                 .into_iter()
-                .filter_map(|(a, v)| Some((a, Summary::of(&v)?.fast)))
+                .filter_map(|(a, v)| Some((a, Est::of(&v)?)))
                 .collect();
             (k, m)
         })
@@ -87,6 +115,8 @@ pub struct Pair {
     pub baseline: String,
     pub first: f64,
     pub second: f64,
+    /// The widest [`Est::spread`] of the four estimates.
+    pub spread: f64,
 }
 
 impl Pair {
@@ -107,15 +137,19 @@ pub fn pairs(a: &Best, b: &Best) -> Vec<Pair> {
         };
         for (adapter, va) in ma.iter().filter(|(k, _)| *k != "nfkeeper") {
             let Some(vb) = mb.get(adapter) else { continue };
-            if *na <= 0.0 || *nb <= 0.0 {
+            if na.fast <= 0.0 || nb.fast <= 0.0 {
                 continue;
             }
             out.push(Pair {
                 case: format!("{} {} {}", key.0, key.1, key.2),
                 n: key.3,
                 baseline: adapter.clone(),
-                first: va / na,
-                second: vb / nb,
+                first: va.fast / na.fast,
+                second: vb.fast / nb.fast,
+                spread: [va, na, vb, nb]
+                    .iter()
+                    .map(|e| e.spread)
+                    .fold(1.0, f64::max),
             });
         }
     }
@@ -124,21 +158,23 @@ pub fn pairs(a: &Best, b: &Best) -> Vec<Pair> {
 
 /// The Markdown report of two runs' `results.csv`.
 pub fn report(a: &str, b: &str) -> Result<String, String> {
-    let ps = pairs(&best(a)?, &best(b)?);
+    let (ba, bb) = (best(a)?, best(b)?);
+    let ps = pairs(&ba, &bb);
     let mut o = String::from(
-        "| case | N | baseline | ratio run 1 | ratio run 2 | difference |\n|---|---:|---|---:|---:|---:|\n",
+        "| case | N | baseline | ratio run 1 | ratio run 2 | difference | spread |\n|---|---:|---|---:|---:|---:|---:|\n",
     );
     for p in &ps {
         let flag = if p.diff() > TOLERANCE { " ✗" } else { "" };
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {:.2} | {:.2} | {:.0}%{flag} |",
+            "| {} | {} | {} | {:.2} | {:.2} | {:.0}%{flag} | {:.2}× |",
             p.case,
             p.n,
             p.baseline,
             p.first,
             p.second,
-            p.diff() * 100.0
+            p.diff() * 100.0,
+            p.spread
         );
     }
     let within = ps.iter().filter(|p| p.diff() <= TOLERANCE).count();
@@ -148,7 +184,24 @@ pub fn report(a: &str, b: &str) -> Result<String, String> {
         ps.len(),
         TOLERANCE * 100.0
     );
+    let _ = writeln!(
+        o,
+        "Spread: slowest ÷ fastest of the repetitions the means use, the widest of a pair's four; \
+         median over every measurement: run 1 {:.2}×, run 2 {:.2}× (a busy machine widens it).",
+        median_spread(&ba),
+        median_spread(&bb)
+    );
     Ok(o)
+}
+
+/// Median [`Est::spread`] over every step and tool of a run (1 for none).
+fn median_spread(b: &Best) -> f64 {
+    let mut v: Vec<f64> = b
+        .values()
+        .flat_map(|m| m.values().map(|e| e.spread))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(1.0)
 }
 
 /// `--compare DIR1,DIR2`: prints the report; exit 0 (2 on unreadable input).
@@ -202,33 +255,41 @@ mod tests {
         let ps = pairs(&best(&a).unwrap(), &best(&b).unwrap());
         // cf.append: nft 4/2 = 2.0 then 5/2 = 2.5 (20% apart, within);
         // 2.1: iptables-nft 3/1 = 3.0 then 6/1 = 6.0 (50%, flagged);
+        // 2.4: four repetitions, so means of the fastest two: nft 2/1.25
+        // = 1.6 (nfkeeper's 1 and 1.5: spread 1.5) then 2/1 = 2.0;
         // the failed and the single-run cases give no pair.
-        let got: Vec<(String, String, f64, f64)> = ps
+        let got: Vec<(String, String, f64, f64, f64)> = ps
             .iter()
-            .map(|p| (p.case.clone(), p.baseline.clone(), p.first, p.second))
+            .map(|p| {
+                let spread = (p.spread * 100.0).round() / 100.0;
+                (
+                    p.case.clone(),
+                    p.baseline.clone(),
+                    p.first,
+                    p.second,
+                    spread,
+                )
+            })
             .collect();
+        let row = |case: &str, b: &str, r1, r2, sp| (case.to_string(), b.to_string(), r1, r2, sp);
         assert_eq!(
             got,
             vec![
-                (
-                    "cf cf.append append one rule".to_string(),
-                    "nft".to_string(),
-                    2.0,
-                    2.5
-                ),
-                (
-                    "ruleset 2.1 append, quoted".to_string(),
-                    "iptables-nft".to_string(),
-                    3.0,
-                    6.0
-                ),
+                row("cf cf.append append one rule", "nft", 2.0, 2.5, 1.0),
+                row("ruleset 2.1 append, quoted", "iptables-nft", 3.0, 6.0, 1.0),
+                row("ruleset 2.4 four reps", "nft", 1.6, 2.0, 1.5),
             ]
         );
         let r = report(&a, &b).unwrap();
-        assert!(r.contains("| 20% |"), "{r}");
-        assert!(r.contains("| 50% ✗ |"), "{r}");
+        assert!(r.contains("| 20% | 1.00× |"), "{r}");
+        assert!(r.contains("| 50% ✗ | 1.00× |"), "{r}");
+        assert!(r.contains("| 1.60 | 2.00 | 20% | 1.50× |"), "{r}");
         assert!(
-            r.ends_with("1 of 2 ratio pairs within 20% (ratio = baseline ÷ nfkeeper, means of the fastest half of repetitions).\n"),
+            r.contains("\n2 of 3 ratio pairs within 20% (ratio = baseline ÷ nfkeeper, means of the fastest half of repetitions).\n"),
+            "{r}"
+        );
+        assert!(
+            r.ends_with("median over every measurement: run 1 1.00×, run 2 1.00× (a busy machine widens it).\n"),
             "{r}"
         );
     }
