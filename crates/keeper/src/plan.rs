@@ -581,14 +581,10 @@ impl KernelApply {
                         self.forgotten.push((kind, id));
                     }
                 }
-                match &chain {
-                    Some(c) => self.flush_chain(kind, c),
-                    // One message for the whole table (a rule delete
-                    // naming no chain): the kernel flushes every chain,
-                    // where one message per chain cost O(chains) messages
-                    // to build, send and parse.
-                    None => self.flush_chain(kind, ""),
-                }
+                // Without a chain: one message for the whole table (a rule
+                // delete naming no chain), where one message per chain cost
+                // O(chains) messages to build, send and parse.
+                self.flush_chain(kind, chain.as_deref().unwrap_or(""));
                 self.drop_runs_in(kind, &chains);
                 if !self.fresh.contains(&kind) {
                     self.flushed.push((kind, chain));

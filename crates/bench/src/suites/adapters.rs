@@ -262,8 +262,9 @@ impl Iptables {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
-        // The runner settled the services before it called `exec`; this
-        // one has only just loaded its model.
+        // Its socket answers once the model is loaded; what it still does
+        // after that (its events thread, freeing the load's buffers) is
+        // not the timed command's cost.
         crate::netns::settle_services(Duration::from_secs(5));
         Ok(())
     }

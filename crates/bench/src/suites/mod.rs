@@ -204,14 +204,79 @@ pub struct Case {
 /// [`packet`]).
 pub const SUITES: &[&str] = &["cf", "ruleset"];
 
-/// The cases of a command-time suite.
+/// The cases of a command-time suite, with only the steps `--case` names
+/// ([`Opts::cases`], by id prefix; all when empty). A case left without
+/// steps is dropped. Steps of one case that build on each other (cf.big's
+/// `-D` deletes what `-A` added) fail their check when run alone: the
+/// failure is reported, never a time.
 pub fn cases(suite: &str, o: &Opts) -> Result<Vec<Case>, String> {
-    match suite {
-        "cf" => Ok(cf::cases(o)),
-        "ruleset" => Ok(ruleset::cases(o)),
-        other => Err(format!(
-            "unknown suite {other} (known: {})",
-            SUITES.join(", ")
-        )),
+    let mut all = match suite {
+        "cf" => cf::cases(o),
+        "ruleset" => ruleset::cases(o),
+        other => {
+            return Err(format!(
+                "unknown suite {other} (known: {})",
+                SUITES.join(", ")
+            ))
+        }
+    };
+    if !o.cases.is_empty() {
+        for c in &mut all {
+            c.steps
+                .retain(|s| o.cases.iter().any(|want| s.id.starts_with(want.as_str())));
+        }
+        all.retain(|c| !c.steps.is_empty());
+    }
+    Ok(all)
+}
+
+#[cfg(test)]
+mod case_filter_tests {
+    use super::*;
+
+    /// `--case` keeps the steps whose id starts with one of its values.
+    #[test]
+    fn case_option_selects_steps() {
+        let table: [(&str, &[&str], &[&str]); 4] = [
+            ("ruleset", &["3.1"], &["3.1"]),
+            (
+                "ruleset",
+                &["2.1", "5."],
+                &["2.1", "2.10", "2.11", "2.12", "2.13", "5.1"],
+            ),
+            (
+                "cf",
+                &["cf.big"],
+                &["cf.big.N", "cf.big.A", "cf.big.D", "cf.big.S", "cf.big.X"],
+            ),
+            ("cf", &["nothing"], &[]),
+        ];
+        for (suite, want, ids) in table {
+            let o = Opts {
+                cases: want.iter().map(|s| s.to_string()).collect(),
+                sizes: vec![10],
+                ..Opts::quick()
+            };
+            let mut got: Vec<String> = cases(suite, &o)
+                .unwrap()
+                .iter()
+                .flat_map(|c| c.steps.iter().map(|s| s.id.clone()))
+                .collect();
+            got.sort();
+            got.dedup();
+            let mut ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+            ids.sort();
+            assert_eq!(got, ids, "{suite} --case {want:?}");
+        }
+        // Without --case, every step.
+        let all = cases(
+            "ruleset",
+            &Opts {
+                sizes: vec![10],
+                ..Opts::quick()
+            },
+        )
+        .unwrap();
+        assert!(all.iter().any(|c| c.steps.iter().any(|s| s.id == "1.1")));
     }
 }

@@ -241,9 +241,6 @@ fn measure_rep(
             None => None,
         });
     }
-    // Untimed: what a daemon (this tool's or another's) still does after
-    // its last answer is not this repetition's cost.
-    crate::netns::settle_services(SETTLE_LIMIT);
     let mut total = Duration::ZERO;
     let mut last = String::new();
     for (c, stdin) in cmds.iter().zip(&staged) {
@@ -283,9 +280,6 @@ fn measure_rep(
     }
     Ok(total.as_secs_f64())
 }
-
-/// Longest the wait for idle daemons before a timed repetition.
-const SETTLE_LIMIT: Duration = Duration::from_secs(5);
 
 /// Longest a verification listing may take (see [`measure`]).
 const VERIFY_LIMIT: Duration = Duration::from_secs(60);
