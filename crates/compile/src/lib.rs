@@ -12,6 +12,7 @@
 //! [`LowerError::NotNative`], never approximated (nothing goes through the
 //! xtables compatibility expressions).
 
+pub mod compat;
 pub mod layout;
 pub mod lower;
 pub mod runs;
