@@ -61,6 +61,8 @@ pub struct Config {
     pub max_clients: usize,
     pub idle_timeout: Duration,
     pub quiet: bool,
+    /// The engine's settings (run compilation …), from the program.
+    pub settings: keeper::Settings,
 }
 
 impl Default for Config {
@@ -75,6 +77,7 @@ impl Default for Config {
             max_clients: 1024,
             idle_timeout: Duration::from_secs(60),
             quiet: false,
+            settings: keeper::Settings::default(),
         }
     }
 }
@@ -126,7 +129,7 @@ pub fn parse_args(args: &[String]) -> Result<Config, String> {
 /// What every thread shares.
 pub struct Shared {
     pub cfg: Config,
-    pub warm: RwLock<warm::Warm>,
+    pub warm: RwLock<keeper::State>,
     pub queue: writer::Queue,
     pub coherence: coherence::Coherence,
     pub metrics: metrics::Metrics,
@@ -176,11 +179,11 @@ impl Shared {
         }
     }
 
-    pub fn write_lock(&self) -> RwLockWriteGuard<'_, warm::Warm> {
+    pub fn write_lock(&self) -> RwLockWriteGuard<'_, keeper::State> {
         self.warm.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn read_lock(&self) -> RwLockReadGuard<'_, warm::Warm> {
+    pub fn read_lock(&self) -> RwLockReadGuard<'_, keeper::State> {
         self.readers_waiting.fetch_add(1, Ordering::SeqCst);
         let g = self.warm.read().unwrap_or_else(|e| e.into_inner());
         self.readers_waiting.fetch_sub(1, Ordering::SeqCst);
@@ -202,8 +205,8 @@ impl Shared {
     pub fn sizes(&self) -> metrics::Sizes {
         let w = self.read_lock();
         metrics::Sizes {
-            rules: w.v4.rule_count() + w.v6.rule_count(),
-            chains: w.v4.chain_count() + w.v6.chain_count(),
+            rules: w.rule_count(),
+            chains: w.chain_count(),
             queue: self.queue.len(),
         }
     }
@@ -230,20 +233,20 @@ impl Shared {
         {
             let w = self.read_lock();
             let _ = writeln!(o, "  generation:        {}", w.genid);
-            for fs in [&w.v4, &w.v6] {
+            for f in ruleset::Family::ALL {
                 for k in warm::KINDS {
-                    if !fs.exists(k) {
+                    if !w.exists(f, k) {
                         continue;
                     }
-                    let t = fs.tables.get(&k);
-                    let foreign = fs.foreign.get(&k).map_or(0, Vec::len);
+                    let t = w.model.table(f, k);
+                    let foreign = w.foreign.get(&(f, k)).map_or(0, Vec::len);
                     let _ = writeln!(
                         o,
                         "  table {} nfkeeper_{}: {} chains, {} rules{}",
-                        writer::fam_name(fs.family),
+                        warm::fam_name(f),
                         k.name(),
-                        t.map_or(0, |t| t.chains().len()),
-                        t.map_or(0, |t| t.rule_count()),
+                        t.chains().len(),
+                        t.rule_count(),
                         if foreign > 0 {
                             format!(", {foreign} foreign object(s) kept")
                         } else {
@@ -311,14 +314,13 @@ pub fn serve(cfg: Config) -> Result<(), String> {
     let path = cfg
         .socket
         .clone()
-        .or_else(|| std::env::var_os("NFKEEPER_SOCKET").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(format!("/run/nfkeeper/net-{ino}.sock")));
     let t0 = Instant::now();
     let mut sock = nft::Socket::open().map_err(|e| format!("netlink: {e}"))?;
     let coherence = coherence::Coherence::default();
     coherence.set_our_portid(sock.portid());
     let sh = Arc::new(Shared {
-        warm: RwLock::new(warm::Warm::empty()),
+        warm: RwLock::new(keeper::State::default()),
         cfg,
         queue: writer::Queue::default(),
         coherence,
@@ -338,8 +340,7 @@ pub fn serve(cfg: Config) -> Result<(), String> {
             .spawn(move || coherence::tick(&sh.coherence, &sh.metrics, coherence::TICK))
             .map_err(|e| e.to_string())?;
     }
-    *sh.write_lock() =
-        warm::Warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
+    *sh.write_lock() = warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
     // The load's transient buffers (the dump, the rule texts) are freed
     // but glibc keeps the pages; hand them back so the resident set is the
     // model's (tens of MB at 1M rules).

@@ -29,6 +29,12 @@ pub fn default_path() -> PathBuf {
     if let Some(p) = std::env::var_os("NFKEEPER_SOCKET") {
         return PathBuf::from(p);
     }
+    namespace_path()
+}
+
+/// `/run/nfkeeper/net-<inode>.sock` for the caller's network namespace
+/// (see [`default_path`]), whatever the environment says.
+pub fn namespace_path() -> PathBuf {
     match std::fs::metadata("/proc/self/ns/net") {
         Ok(m) => PathBuf::from(format!("/run/nfkeeper/net-{}.sock", m.ino())),
         Err(_) => PathBuf::from("/run/nfkeeper/net-unknown.sock"),
