@@ -22,6 +22,7 @@
 mod bitwise;
 pub mod byteorder;
 mod cmp;
+mod compat;
 mod counter;
 pub mod ct;
 pub mod exthdr;
@@ -221,6 +222,22 @@ pub enum Expr {
     Rt(Rt),
     /// `objref` of a named stateful object of the table.
     Objref(Objref),
+    /// `match` (nft_compat): the x_tables match `name` at revision `rev`
+    /// with its `struct xt_*_info` bytes as the kernel expects them
+    /// (`XT_ALIGN`ed, host byte order, layout per extension). A rule
+    /// carrying one usually needs [`crate::rule::RuleCompat`] too.
+    Match {
+        name: String,
+        rev: u32,
+        info: Vec<u8>,
+    },
+    /// `target` (nft_compat): the x_tables target `name` at revision
+    /// `rev` with its info bytes, as for [`Expr::Match`].
+    Target {
+        name: String,
+        rev: u32,
+        info: Vec<u8>,
+    },
     /// Any other kind: its name and the raw bytes of its `NFTA_EXPR_DATA`.
     Other {
         name: String,
@@ -255,6 +272,8 @@ impl Expr {
             Expr::Fib(_) => fib::NAME,
             Expr::Rt(_) => rt::NAME,
             Expr::Objref(_) => objref::NAME,
+            Expr::Match { .. } => compat::MATCH,
+            Expr::Target { .. } => compat::TARGET,
             Expr::Other { name, .. } => name,
         }
     }
@@ -303,6 +322,7 @@ impl Expr {
             Expr::Limit { .. } => limit::emit(self, w),
             Expr::Numgen { .. } => numgen::emit(self, w),
             Expr::Quota { .. } => quota::emit(self, w),
+            Expr::Match { .. } | Expr::Target { .. } => compat::emit(self, w),
             Expr::Byteorder(x) => x.emit(w),
             Expr::Shift(x) => x.emit(w),
             Expr::Exthdr(x) => x.emit(w),
@@ -351,6 +371,8 @@ impl Expr {
             limit::NAME => Some(limit::parse(&t)?),
             numgen::NAME => Some(numgen::parse(&t)?),
             quota::NAME => Some(quota::parse(&t)?),
+            compat::MATCH => Some(compat::parse_match(&t)?),
+            compat::TARGET => Some(compat::parse_target(&t)?),
             _ => None,
         };
         Ok(typed.unwrap_or_else(|| Expr::Other {
