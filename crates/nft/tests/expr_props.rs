@@ -91,14 +91,20 @@ impl Rng {
         })
     }
     /// A well-formed run of attributes (what `Expr::Other` data must be to
-    /// parse at all).
+    /// parse at all), the last one sometimes without its padding (the
+    /// parser takes that, so such data must survive emission too).
     fn attrs(&mut self) -> Vec<u8> {
         let mut buf = Vec::new();
         let mut w = Writer::new(&mut buf);
+        let mut end = 0;
         for _ in 0..self.below(4) {
             let ty = 1 + self.below(30) as u16;
             let payload = self.bytes(12);
+            end = w.buf.len() + 4 + payload.len();
             w.put(ty, &payload);
+        }
+        if self.bool() {
+            buf.truncate(end);
         }
         buf
     }
