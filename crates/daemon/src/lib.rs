@@ -82,19 +82,14 @@ impl Default for Config {
     }
 }
 
+/// A group by number or by name (from /etc/group: nfkeeper makes no NSS
+/// lookups, which a static binary can't make well).
 fn group_id(v: &str) -> Result<u32, String> {
     if let Ok(g) = v.parse() {
         return Ok(g);
     }
-    let name = std::ffi::CString::new(v).map_err(|_| format!("bad group name {v:?}"))?;
-    // SAFETY: getgrnam with a valid C string; the result is read at once,
-    // before any other call that could reuse its static buffer.
-    let gr = unsafe { libc::getgrnam(name.as_ptr()) };
-    if gr.is_null() {
-        return Err(format!("--group: no group named {v:?}"));
-    }
-    // SAFETY: non-null result of getgrnam.
-    Ok(unsafe { (*gr).gr_gid })
+    iptables::ext::matches::owner::lookup_id(true, v)
+        .ok_or_else(|| format!("--group: no group named {v:?}"))
 }
 
 /// Parse `nfkeeper serve` options.
@@ -287,14 +282,14 @@ pub fn netns_inode() -> std::io::Result<u64> {
 
 /// Enter the named network namespace (before any thread starts).
 fn enter_netns(name: &str) -> Result<(), String> {
-    use std::os::fd::AsRawFd;
+    use std::os::fd::AsFd;
     let path = format!("/run/netns/{name}");
     let f = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
-    // SAFETY: setns on an fd we own; affects only this (still single) thread.
-    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(format!("setns {path}: {}", std::io::Error::last_os_error()));
-    }
-    Ok(())
+    rustix::thread::move_into_link_name_space(
+        f.as_fd(),
+        Some(rustix::thread::LinkNameSpaceType::Network),
+    )
+    .map_err(|e| format!("setns {path}: {e}"))
 }
 
 /// Run the daemon until killed. Errors at start-up are returned.
