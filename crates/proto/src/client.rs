@@ -182,7 +182,7 @@ impl Client {
         };
         while t0.elapsed() < self.spin {
             let mut p = [PollFd::new(&self.s, PollFlags::IN)];
-            if poll(&mut p, Some(&zero)).map_or(true, |n| n != 0) {
+            if poll(&mut p, Some(&zero)) != Ok(0) {
                 return;
             }
             std::hint::spin_loop();
