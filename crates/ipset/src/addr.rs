@@ -91,9 +91,7 @@ pub fn mask(addr: IpAddr, cidr: u8) -> IpAddr {
 pub fn and(addr: IpAddr, bits: IpAddr) -> IpAddr {
     match (addr, bits) {
         (IpAddr::V4(a), IpAddr::V4(m)) => IpAddr::V4(Ipv4Addr::from(u32::from(a) & u32::from(m))),
-        (IpAddr::V6(a), IpAddr::V6(m)) => {
-            IpAddr::V6(Ipv6Addr::from(u128::from(a) & u128::from(m)))
-        }
+        (IpAddr::V6(a), IpAddr::V6(m)) => IpAddr::V6(Ipv6Addr::from(u128::from(a) & u128::from(m))),
         _ => addr,
     }
 }
@@ -261,10 +259,7 @@ fn ntop6(a: Ipv6Addr) -> String {
             i += best_len;
             continue;
         }
-        if i == 6
-            && best == Some(0)
-            && (best_len == 6 || (best_len == 5 && w[5] == 0xffff))
-        {
+        if i == 6 && best == Some(0) && (best_len == 6 || (best_len == 5 && w[5] == 0xffff)) {
             let o = a.octets();
             let _ = write!(s, "{}.{}.{}.{}", o[12], o[13], o[14], o[15]);
             return s;
@@ -347,7 +342,10 @@ mod tests {
             }
             ip = last + 1;
         }
-        assert_eq!(got, ["10.2.0.0/24", "10.2.1.0/29", "10.2.1.8/30", "10.2.1.12/32"]);
+        assert_eq!(
+            got,
+            ["10.2.0.0/24", "10.2.1.0/29", "10.2.1.8/30", "10.2.1.12/32"]
+        );
         assert_eq!(range_to_cidr(0, u32::MAX), (1, 0x7fff_ffff));
         assert_eq!(range_to_cidr0(0, u32::MAX), (0, u32::MAX));
     }

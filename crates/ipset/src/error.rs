@@ -3,10 +3,10 @@
 //!
 //! ipset has three ways to fail. Command-line problems ("parameter problems")
 //! print the message and a hint to try `ipset help`, exit 2. A few semantic
-//! checks of the command line ("other problems") print the message alone, exit
-//! 1. Everything the library or the kernel reports (syntax errors in values,
-//! kernel error codes) goes through the session report: the message alone,
-//! prefixed with `Error in line N: ` while restoring, exit 1.
+//! checks of the command line ("other problems") print the message alone,
+//! exit 1. Everything the library or the kernel reports (syntax errors in
+//! values, kernel error codes) goes through the session report: the message
+//! alone, prefixed with `Error in line N: ` while restoring, exit 1.
 
 use std::fmt;
 
@@ -105,9 +105,7 @@ impl Error {
         s.push_str(&self.msg);
         s.push('\n');
         if self.kind == Kind::Parameter {
-            s.push_str(&format!(
-                "Try `{PROGRAM} help' for more information.\n"
-            ));
+            s.push_str(&format!("Try `{PROGRAM} help' for more information.\n"));
         }
         s
     }
@@ -185,9 +183,7 @@ impl Kernel {
             Kernel::NoSet => "The set with the given name does not exist",
             Kernel::SetExists => "Set cannot be created: set with the same name already exists",
             Kernel::Busy => "Set cannot be destroyed: it is in use by a kernel component",
-            Kernel::RenameExists => {
-                "Set cannot be renamed: a set with the new name already exists"
-            }
+            Kernel::RenameExists => "Set cannot be renamed: a set with the new name already exists",
             Kernel::Referenced => "Set cannot be renamed: it is in use by another system",
             Kernel::SwapNoSecond => "Sets cannot be swapped: the second set does not exist",
             Kernel::TypeMismatch => "The sets cannot be swapped: their type does not match",

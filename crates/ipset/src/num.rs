@@ -19,8 +19,7 @@ pub fn strtoull(s: &str, base: u32) -> (u64, usize, bool) {
     }
     let mut base = base;
     let hex_prefix = i + 1 < b.len() && b[i] == b'0' && (b[i + 1] == b'x' || b[i + 1] == b'X');
-    if (base == 0 || base == 16) && hex_prefix && i + 2 < b.len() && b[i + 2].is_ascii_hexdigit()
-    {
+    if (base == 0 || base == 16) && hex_prefix && i + 2 < b.len() && b[i + 2].is_ascii_hexdigit() {
         base = 16;
         i += 2;
     } else if base == 0 {

@@ -6,7 +6,7 @@
 //! are skipped with the reason printed; the rest must all pass for every
 //! supported set type. Prints a pass table per set type.
 //!
-//! `CONFORMANCE_FILE=hash:ip.t,...` runs only some files;
+//! `CONFORMANCE_FILE="hash:ip.t comment.t"` runs only some files;
 //! `CONFORMANCE_VERBOSE=1` prints every failing step with its output.
 
 #[path = "shell/mod.rs"]
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 /// Steps whose expected listing predates ipset 7 (see `shell::cmds`).
 pub static ADAPTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn vector_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("NFKEEPER_CONFORMANCE_DIR") {
@@ -29,24 +29,71 @@ fn vector_dir() -> Option<PathBuf> {
 
 /// Files ipset's runtest.sh does not run in a plain setup, and why.
 const FILE_SKIPS: &[(&str, &str)] = &[
-    ("match_target.t", "iptables set match/SET target with packets (kernel, sendip)"),
-    ("match_target6.t", "ip6tables set match/SET target with packets (kernel, sendip)"),
-    ("match_flags.t", "iptables set match flags with packets (kernel, sendip)"),
-    ("iptree.t", "iptree type removed from ipset (runtest.sh does not run it)"),
-    ("iptreemap.t", "iptreemap type removed from ipset (runtest.sh does not run it)"),
+    (
+        "match_target.t",
+        "iptables set match/SET target with packets (kernel, sendip)",
+    ),
+    (
+        "match_target6.t",
+        "ip6tables set match/SET target with packets (kernel, sendip)",
+    ),
+    (
+        "match_flags.t",
+        "iptables set match flags with packets (kernel, sendip)",
+    ),
+    (
+        "iptree.t",
+        "iptree type removed from ipset (runtest.sh does not run it)",
+    ),
+    (
+        "iptreemap.t",
+        "iptreemap type removed from ipset (runtest.sh does not run it)",
+    ),
 ];
 
 /// Helper commands that need a kernel, packets, or concurrency, and the
 /// state they leave behind (all of them end with destroying their sets).
 const STEP_SKIPS: &[(&str, &str, bool)] = &[
-    ("./resizet.sh", "kernel hash resizing with timeouts (not modelled)", true),
-    ("./resizen.sh", "kernel hash resizing with nomatch (not modelled)", true),
-    ("./resizec.sh", "kernel hash resizing with comments (not modelled)", true),
-    ("./resize-and-list.sh", "listing concurrently with a resize (kernel)", true),
-    ("./setlist_resize.sh", "kernel set index growth and module unloading", true),
-    ("./cidr.sh", "helper script not among the vectors (every prefix length)", true),
-    ("./check_cidrs.sh", "helper script not among the vectors (prefix bookkeeping)", true),
-    ("./iptables.sh", "iptables rules with set matches (kernel)", false),
+    (
+        "./resizet.sh",
+        "kernel hash resizing with timeouts (not modelled)",
+        true,
+    ),
+    (
+        "./resizen.sh",
+        "kernel hash resizing with nomatch (not modelled)",
+        true,
+    ),
+    (
+        "./resizec.sh",
+        "kernel hash resizing with comments (not modelled)",
+        true,
+    ),
+    (
+        "./resize-and-list.sh",
+        "listing concurrently with a resize (kernel)",
+        true,
+    ),
+    (
+        "./setlist_resize.sh",
+        "kernel set index growth and module unloading",
+        true,
+    ),
+    (
+        "./cidr.sh",
+        "helper script not among the vectors (every prefix length)",
+        true,
+    ),
+    (
+        "./check_cidrs.sh",
+        "helper script not among the vectors (prefix bookkeeping)",
+        true,
+    ),
+    (
+        "./iptables.sh",
+        "iptables rules with set matches (kernel)",
+        false,
+    ),
     ("./sendip.sh", "sends packets (kernel)", false),
     ("./check_klog.sh", "reads the kernel log", false),
     ("./check_sendip_packets", "sends packets (kernel)", false),
@@ -111,9 +158,15 @@ fn runner_text(rest: &str) -> String {
     collapsed.replacen("ipset", "ipset 2>.foo.err", 1)
 }
 
-fn run_file(dir: &PathBuf, file: &str, t: &mut Tally, skips: &mut BTreeMap<String, usize>, verbose: bool) {
+fn run_file(
+    dir: &Path,
+    file: &str,
+    t: &mut Tally,
+    skips: &mut BTreeMap<String, usize>,
+    verbose: bool,
+) {
     let text = std::fs::read_to_string(dir.join(file)).expect("read vector file");
-    let mut sh = shell::Shell::new(dir.clone());
+    let mut sh = shell::Shell::new(dir.to_path_buf());
     let mut what = String::new();
     let mut skip_rest: Option<&str> = None;
     let mut packets_pending = false;
@@ -127,7 +180,9 @@ fn run_file(dir: &PathBuf, file: &str, t: &mut Tally, skips: &mut BTreeMap<Strin
             what = c.to_string();
             continue;
         }
-        let Some((ret, rest)) = line.split_once(' ') else { continue };
+        let Some((ret, rest)) = line.split_once(' ') else {
+            continue;
+        };
         if ret == "skip" {
             // `skip which sendip`: the runner stops the file without sendip.
             // We run on as if it were there, skipping only what needs
@@ -156,7 +211,9 @@ fn run_file(dir: &PathBuf, file: &str, t: &mut Tally, skips: &mut BTreeMap<Strin
         if packets_pending {
             if PACKET_CHECKS.iter().any(|c| rest.contains(c)) {
                 t.skipped += 1;
-                *skips.entry("checks counters of packets a skipped step sent".into()).or_default() += 1;
+                *skips
+                    .entry("checks counters of packets a skipped step sent".into())
+                    .or_default() += 1;
                 continue;
             }
             if rest.contains("ipset x") || rest.contains("ipset f") {
@@ -179,9 +236,16 @@ fn run_file(dir: &PathBuf, file: &str, t: &mut Tally, skips: &mut BTreeMap<Strin
         if got == want {
             t.passed += 1;
         } else {
-            let mut m = format!("{file}:{}: {what}: `{}` exit {got}, want {want}", lineno + 1, rest);
+            let mut m = format!(
+                "{file}:{}: {what}: `{}` exit {got}, want {want}",
+                lineno + 1,
+                rest
+            );
             if verbose {
-                m.push_str(&format!("\n    stderr: {}", sh.stderr.trim_end().replace('\n', "\n            ")));
+                m.push_str(&format!(
+                    "\n    stderr: {}",
+                    sh.stderr.trim_end().replace('\n', "\n            ")
+                ));
                 if let Some(o) = sh.fs.read(".foo.err") {
                     m.push_str(&format!("\n    .foo.err: {}", o.trim_end()));
                 }
@@ -201,7 +265,7 @@ fn ipset_vectors() {
     };
     let only: Option<Vec<String>> = std::env::var("CONFORMANCE_FILE")
         .ok()
-        .map(|s| s.split(',').map(str::to_string).collect());
+        .map(|s| s.split_whitespace().map(str::to_string).collect());
     let verbose = std::env::var_os("CONFORMANCE_VERBOSE").is_some();
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .expect("read vector dir")
@@ -223,11 +287,21 @@ fn ipset_vectors() {
         let t = table.entry(type_of(f)).or_default();
         run_file(&dir, f, t, &mut skips, verbose);
     }
-    eprintln!("\n{:<20} {:>6} {:>6} {:>8} {:>7}", "set type", "steps", "passed", "skipped", "pass %");
+    eprintln!(
+        "\n{:<20} {:>6} {:>6} {:>8} {:>7}",
+        "set type", "steps", "passed", "skipped", "pass %"
+    );
     let mut failed = Vec::new();
     for (ty, t) in &table {
-        let pct = if t.run == 0 { 100.0 } else { 100.0 * t.passed as f64 / t.run as f64 };
-        eprintln!("{ty:<20} {:>6} {:>6} {:>8} {pct:>6.1}%", t.run, t.passed, t.skipped);
+        let pct = if t.run == 0 {
+            100.0
+        } else {
+            100.0 * t.passed as f64 / t.run as f64
+        };
+        eprintln!(
+            "{ty:<20} {:>6} {:>6} {:>8} {pct:>6.1}%",
+            t.run, t.passed, t.skipped
+        );
         failed.extend(t.misses.iter().cloned());
     }
     eprintln!("\nskipped steps by reason:");

@@ -73,7 +73,8 @@ impl Mirror for Recorder {
         Ok(())
     }
     fn update(&mut self, set: &str, h: &Header, entries: &[Entry]) -> Result<()> {
-        self.calls.push(format!("update {set} {}", texts(h, entries)));
+        self.calls
+            .push(format!("update {set} {}", texts(h, entries)));
         Ok(())
     }
     fn del(&mut self, set: &str, h: &Header, entries: &[Entry]) -> Result<()> {

@@ -46,7 +46,9 @@ pub fn run(ctx: &mut Ctx, args: &[&str], input: Option<&str>) -> Output {
     let parsed = match parse::parse(args, None, Env::default(), ctx.store) {
         Ok(p) => p,
         Err(e) => {
-            let quiet = args.iter().any(|a| matches!(*a, "-q" | "-quiet" | "--quiet"));
+            let quiet = args
+                .iter()
+                .any(|a| matches!(*a, "-q" | "-quiet" | "--quiet"));
             let env = Env {
                 quiet,
                 ..Env::default()
@@ -188,7 +190,9 @@ fn command(ctx: &mut Ctx, p: &Parsed, out: &mut Output) -> Result<()> {
         Command::Test { name, data } => {
             let ty = ctx.store.get(name).map(|s| s.header.ty);
             let hit = ctx.store.test(name, data, now)?;
-            let elem = ty.map(|t| print::text::data_text(t, data)).unwrap_or_default();
+            let elem = ty
+                .map(|t| print::text::data_text(t, data))
+                .unwrap_or_default();
             if hit {
                 if !env.quiet {
                     out.stderr

@@ -388,7 +388,10 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                 if addr::is_zero(a) {
                     return Err(Kernel::HashElem);
                 }
-                base.ip = Some(Net { addr: a, prefix: host_prefix });
+                base.ip = Some(Net {
+                    addr: a,
+                    prefix: host_prefix,
+                });
                 return Ok(single(base));
             }
             let mut a = v4(addr::and(ip, bitmask));
@@ -414,7 +417,11 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                 }
                 (a, to) = addr::block4(a, c);
             }
-            let step = if host_prefix == 32 { 1 } else { 1u32 << (32 - host_prefix) };
+            let step = if host_prefix == 32 {
+                1
+            } else {
+                1u32 << (32 - host_prefix)
+            };
             Ok(Expansion {
                 ip: Some(AddrSeq::Hosts {
                     from: a,
@@ -446,12 +453,20 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                 base.ip = Some(net4(a, 32));
                 return Ok(single(base));
             }
-            if d.ip_to.is_some_and(|t| a > v4(t) && mark == 0 && v4(t) == 0) {
+            if d.ip_to
+                .is_some_and(|t| a > v4(t) && mark == 0 && v4(t) == 0)
+            {
                 return Err(Kernel::HashElem);
             }
             let (from, to) = host_range4(a, d)?;
             Ok(Expansion {
-                ip: Some(AddrSeq::Hosts { from, to, step: 1, prefix: 32, mask: false }),
+                ip: Some(AddrSeq::Hosts {
+                    from,
+                    to,
+                    step: 1,
+                    prefix: 32,
+                    mask: false,
+                }),
                 ..single(base)
             })
         }
@@ -460,7 +475,11 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
             if v6 {
                 host6_checks(d)?;
             }
-            let a = if is_ipport { addr::and(ip, bitmask) } else { ip };
+            let a = if is_ipport {
+                addr::and(ip, bitmask)
+            } else {
+                ip
+            };
             if is_ipport && addr::is_zero(a) {
                 return Err(Kernel::Invalid);
             }
@@ -469,20 +488,31 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                 base.ip2 = Some(Net::host(d.ip2.unwrap_or(ip)));
             }
             let prefix = if is_ipport { host_prefix } else { bits };
-            let plain = !ranged
-                || !(d.ip_to.is_some() || d.cidr.is_some() || d.port_to.is_some());
+            let plain = !ranged || !(d.ip_to.is_some() || d.cidr.is_some() || d.port_to.is_some());
             if v6 || plain {
                 base.ip = Some(Net { addr: a, prefix });
                 let ps = port_seq(p, portv, d, ranged && wp && !plain);
                 if ps.from == ps.to {
-                    base.port = Some(ProtoPort { proto: p, port: portv });
+                    base.port = Some(ProtoPort {
+                        proto: p,
+                        port: portv,
+                    });
                     return Ok(single(base));
                 }
-                return Ok(Expansion { port: Some(ps), ..single(base) });
+                return Ok(Expansion {
+                    port: Some(ps),
+                    ..single(base)
+                });
             }
             let (from, to) = host_range4(v4(a), d)?;
             Ok(Expansion {
-                ip: Some(AddrSeq::Hosts { from, to, step: 1, prefix, mask: false }),
+                ip: Some(AddrSeq::Hosts {
+                    from,
+                    to,
+                    step: 1,
+                    prefix,
+                    mask: false,
+                }),
                 port: Some(port_seq(p, portv, d, wp)),
                 ..single(base)
             })
@@ -500,13 +530,22 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                 || d.ip2_to.is_some();
             if !ranged || !ranges || v6 {
                 base.ip = Some(Net::host(ip));
-                base.ip2 = Some(Net { addr: addr::mask(ip2, c2), prefix: c2 });
+                base.ip2 = Some(Net {
+                    addr: addr::mask(ip2, c2),
+                    prefix: c2,
+                });
                 let ps = port_seq(p, portv, d, ranged && wp && v6);
                 if ps.from == ps.to {
-                    base.port = Some(ProtoPort { proto: p, port: portv });
+                    base.port = Some(ProtoPort {
+                        proto: p,
+                        port: portv,
+                    });
                     return Ok(single(base));
                 }
-                return Ok(Expansion { port: Some(ps), ..single(base) });
+                return Ok(Expansion {
+                    port: Some(ps),
+                    ..single(base)
+                });
             }
             let (from, to) = host_range4(v4(ip), d)?;
             let ip2seq = match d.ip2_to {
@@ -514,7 +553,13 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                 None => net_range4(v4(ip2), None, c2, false)?,
             };
             Ok(Expansion {
-                ip: Some(AddrSeq::Hosts { from, to, step: 1, prefix: 32, mask: false }),
+                ip: Some(AddrSeq::Hosts {
+                    from,
+                    to,
+                    step: 1,
+                    prefix: 32,
+                    mask: false,
+                }),
                 port: Some(port_seq(p, portv, d, true)),
                 ip2: Some(ip2seq),
                 ..single(base)
@@ -543,7 +588,10 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
             }
             let plain = !ranged || (d.ip_to.is_none() && !port_range);
             let seq = if plain || v6 {
-                AddrSeq::One(Net { addr: addr::mask(ip, c), prefix: c })
+                AddrSeq::One(Net {
+                    addr: addr::mask(ip, c),
+                    prefix: c,
+                })
             } else {
                 net_range4(v4(ip), d.ip_to, c, false)?
             };
@@ -583,9 +631,15 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                     return Err(Kernel::HashElem);
                 }
                 return Ok(Expansion {
-                    ip: Some(AddrSeq::One(Net { addr: a, prefix: c1 })),
+                    ip: Some(AddrSeq::One(Net {
+                        addr: a,
+                        prefix: c1,
+                    })),
                     port: ps,
-                    ip2: Some(AddrSeq::One(Net { addr: b, prefix: c2 })),
+                    ip2: Some(AddrSeq::One(Net {
+                        addr: b,
+                        prefix: c2,
+                    })),
                     base,
                     nomatch,
                     wildcard: false,
@@ -596,9 +650,15 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                 let a = addr::and(addr::mask(ip, c1), bm);
                 let b = addr::and(addr::mask(ip2, c2), bm);
                 return Ok(Expansion {
-                    ip: Some(AddrSeq::One(Net { addr: a, prefix: c1 })),
+                    ip: Some(AddrSeq::One(Net {
+                        addr: a,
+                        prefix: c1,
+                    })),
                     port: ps,
-                    ip2: Some(AddrSeq::One(Net { addr: b, prefix: c2 })),
+                    ip2: Some(AddrSeq::One(Net {
+                        addr: b,
+                        prefix: c2,
+                    })),
                     base,
                     nomatch,
                     wildcard: false,
@@ -668,7 +728,11 @@ pub fn expand(hdr: &Header, d: &Data, adt: Adt) -> R<Expansion> {
                 return Err(Kernel::BitmapRange);
             }
             Ok(Expansion {
-                port: Some(PortSeq { proto: 0, from: a, to: b }),
+                port: Some(PortSeq {
+                    proto: 0,
+                    from: a,
+                    to: b,
+                }),
                 ..single(base)
             })
         }
@@ -693,10 +757,12 @@ fn bitmap_ip(hdr: &Header, d: &Data, adt: Adt, base: Key) -> R<Expansion> {
     if a < first || a > last {
         return Err(Kernel::BitmapRange);
     }
-    let one = |x: u32| Expansion::single(Key {
-        ip: Some(net4(x & addr::mask4(netmask), netmask)),
-        ..base.clone()
-    });
+    let one = |x: u32| {
+        Expansion::single(Key {
+            ip: Some(net4(x & addr::mask4(netmask), netmask)),
+            ..base.clone()
+        })
+    };
     if adt == Adt::Test {
         return Ok(one(a));
     }

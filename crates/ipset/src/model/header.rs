@@ -120,7 +120,9 @@ impl Header {
                     }
                     (first, last) = addr::block4(first, c);
                 } else {
-                    return Err(Error::session("Kernel error received: ipset protocol error"));
+                    return Err(Error::session(
+                        "Kernel error received: ipset protocol error",
+                    ));
                 }
                 if ty == SetType::BitmapIpMac {
                     if u64::from(last) - u64::from(first) + 1 > BITMAP_MAX {
@@ -138,8 +140,7 @@ impl Header {
                         (1u32, u64::from(last) - u64::from(first) + 1)
                     } else {
                         let (mask, mask_bits) = range_to_mask(first, last);
-                        if (mask == 0 && (first != 0 || last != u32::MAX)) || netmask <= mask_bits
-                        {
+                        if (mask == 0 && (first != 0 || last != u32::MAX)) || netmask <= mask_bits {
                             return Err(Kernel::BitmapRange.into());
                         }
                         (
@@ -253,7 +254,10 @@ fn hash_params(ty: SetType, d: &Data, family: Family, initval: u32) -> Result<Pa
     } else {
         None
     };
-    let uses_masks = matches!(ty, SetType::HashIp | SetType::HashIpPort | SetType::HashNetNet);
+    let uses_masks = matches!(
+        ty,
+        SetType::HashIp | SetType::HashIpPort | SetType::HashNetNet
+    );
     let mut bitmask = addr::netmask_addr(family, family.bits());
     let mut netmask = None;
     if uses_masks {
@@ -277,7 +281,9 @@ fn hash_params(ty: SetType, d: &Data, family: Family, initval: u32) -> Result<Pa
     let mut hashsize = d.hashsize.unwrap_or(DEFAULT_HASHSIZE).max(MIN_HASHSIZE);
     let bits = 32 - (hashsize - 1).leading_zeros();
     if bits >= 32 {
-        return Err(Error::session("Kernel error received: Cannot allocate memory"));
+        return Err(Error::session(
+            "Kernel error received: Cannot allocate memory",
+        ));
     }
     hashsize = 1u32 << bits;
     let bucketsize = match d.bucketsize {
@@ -352,7 +358,8 @@ mod tests {
 
     #[test]
     fn bitmap_ranges() {
-        let cases: [(&str, Option<u8>, Result<(u32, u32, u32)>); 5] = [
+        type Case = (&'static str, Option<u8>, Result<(u32, u32, u32)>);
+        let cases: [Case; 5] = [
             ("2.0.0.1-2.1.0.0", None, Ok((0x0200_0001, 0x0201_0000, 1))),
             ("2.0.0.1-2.1.0.1", None, Err(Kernel::BitmapRangeSize.into())),
             ("10.0.0.0/8", Some(24), Ok((0x0a00_0000, 0x0aff_ffff, 256))),

@@ -113,8 +113,16 @@ impl Set {
     /// flag and (unless given) the counters stay.
     fn overwrite(old: &Ext, new: &Ext, d: &Data) -> Ext {
         Ext {
-            packets: if d.packets.is_some() { new.packets } else { old.packets },
-            bytes: if d.bytes.is_some() { new.bytes } else { old.bytes },
+            packets: if d.packets.is_some() {
+                new.packets
+            } else {
+                old.packets
+            },
+            bytes: if d.bytes.is_some() {
+                new.bytes
+            } else {
+                old.bytes
+            },
             wildcard: old.wildcard,
             mac: old.mac,
             ..new.clone()
@@ -194,7 +202,9 @@ impl Set {
                 }
             }
             if self.header.ty == SetType::HashNetIface {
-                let Members::Map(m) = &self.members else { unreachable!() };
+                let Members::Map(m) = &self.members else {
+                    unreachable!()
+                };
                 let physdev = key.iface.as_ref().map(|i| i.physdev);
                 let clashing = m
                     .with_ip(&key)
@@ -257,7 +267,11 @@ impl Set {
                             Expiry::Pending(k) => k,
                             _ => s,
                         };
-                        let t = if d.timeout.is_none() || d.timeout == def { kept } else { s };
+                        let t = if d.timeout.is_none() || d.timeout == def {
+                            kept
+                        } else {
+                            s
+                        };
                         ext.expiry = Expiry::after(t, now);
                     }
                     (Some(_), None) => {}
@@ -365,10 +379,8 @@ impl Set {
                 if c2 != u8::MAX {
                     k.ip2 = k.ip2.map(|n| mask_net(n, c2));
                 }
-                if ty == SetType::HashNetIface {
-                    if m.with_ip(&k).next().is_some() {
-                        multi = true;
-                    }
+                if ty == SetType::HashNetIface && m.with_ip(&k).next().is_some() {
+                    multi = true;
                 }
                 if let Some((_, e)) = self.find(&k) {
                     return Some(!e.nomatch);

@@ -140,7 +140,11 @@ impl Store {
         if a == b {
             return;
         }
-        let sa = self.slots[a].as_ref().expect("swapped slot exists").set.clone();
+        let sa = self.slots[a]
+            .as_ref()
+            .expect("swapped slot exists")
+            .set
+            .clone();
         let sb = std::mem::replace(
             &mut self.slots[b].as_mut().expect("swapped slot exists").set,
             sa,
@@ -220,7 +224,9 @@ impl Store {
     }
 
     fn purge_slot(&mut self, i: usize, now: u64) {
-        let Some(s) = self.slots[i].as_mut() else { return };
+        let Some(s) = self.slots[i].as_mut() else {
+            return;
+        };
         match &s.set.members {
             Members::List(l) => {
                 if l.iter().any(|(_, e)| e.expiry.expired(now)) {
@@ -254,7 +260,11 @@ impl Store {
         let initval = self.next_initval();
         let header = Header::create(ty, d, initval)?;
         if let Some(i) = self.slot(name) {
-            let old = &self.slots[i].as_ref().expect("indexed slot exists").set.header;
+            let old = &self.slots[i]
+                .as_ref()
+                .expect("indexed slot exists")
+                .set
+                .header;
             if exist && old.same_as(&header) {
                 return Ok(false);
             }
@@ -286,7 +296,9 @@ impl Store {
                 None if exist => return Ok(Vec::new()),
                 None => return Err(Kernel::NoSet.into()),
             },
-            None => (0..self.slots.len()).filter(|&i| self.slots[i].is_some()).collect(),
+            None => (0..self.slots.len())
+                .filter(|&i| self.slots[i].is_some())
+                .collect(),
         };
         for &i in &targets {
             let n = &self.slots[i].as_ref().expect("target exists").name;
@@ -308,7 +320,9 @@ impl Store {
     pub fn flush(&mut self, name: Option<&str>) -> Result<Vec<String>> {
         let targets: Vec<usize> = match name {
             Some(n) => vec![self.slot(n).ok_or(Kernel::NoSet)?],
-            None => (0..self.slots.len()).filter(|&i| self.slots[i].is_some()).collect(),
+            None => (0..self.slots.len())
+                .filter(|&i| self.slots[i].is_some())
+                .collect(),
         };
         let mut names = Vec::new();
         for i in targets {
@@ -354,7 +368,14 @@ impl Store {
     }
 
     /// `add`/`del` on a hash or bitmap set, or a list:set.
-    pub fn adt(&mut self, name: &str, d: &Data, adt: Adt, exist: bool, now: u64) -> Result<Changes> {
+    pub fn adt(
+        &mut self,
+        name: &str,
+        d: &Data,
+        adt: Adt,
+        exist: bool,
+        now: u64,
+    ) -> Result<Changes> {
         let i = self.slot(name).ok_or(Kernel::NoSet)?;
         self.purge_slot(i, now);
         let mut ch = Changes::default();
@@ -526,7 +547,6 @@ impl Store {
     pub fn slots(&self) -> impl Iterator<Item = &Slot> {
         self.slots.iter().flatten()
     }
-
 }
 
 impl crate::parse::SetLookup for Store {

@@ -100,7 +100,11 @@ const ENVOPTS: &[(EnvOpt, &str, &str, bool)] = &[
 
 /// A global option: exact, with one of two leading dashes ignored.
 fn match_envopt(arg: &str, short: &str, long: &str) -> bool {
-    let a = if arg.starts_with("--") { &arg[1..] } else { arg };
+    let a = if arg.starts_with("--") {
+        &arg[1..]
+    } else {
+        arg
+    };
     a == short || a == long
 }
 
@@ -241,7 +245,11 @@ pub fn parse(
             let name = misc::setname(&arg0.unwrap_or_default())?;
             let tname = arg1.unwrap_or_default();
             let (t, data) = parse_create(&tname, &mut args, &mut warnings)?;
-            Command::Create { name, ty: t.ty, data }
+            Command::Create {
+                name,
+                ty: t.ty,
+                data,
+            }
         }
         Cmd::Add | Cmd::Del | Cmd::Test => {
             let name = misc::setname(&arg0.unwrap_or_default())?;

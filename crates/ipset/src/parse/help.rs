@@ -5,18 +5,38 @@ use crate::error::{Error, Result, PROGRAM, VERSION};
 use crate::types::{SetType, TypeFamily};
 
 const COMMAND_HELP: &[(&str, &str, &str)] = &[
-    ("create", "SETNAME TYPENAME [type-specific-options]", "Create a new set"),
+    (
+        "create",
+        "SETNAME TYPENAME [type-specific-options]",
+        "Create a new set",
+    ),
     ("add", "SETNAME ENTRY", "Add entry to the named set"),
     ("del", "SETNAME ENTRY", "Delete entry from the named set"),
     ("test", "SETNAME ENTRY", "Test entry in the named set"),
     ("destroy", "[SETNAME]", "Destroy a named set or all sets"),
-    ("list", "[SETNAME]", "List the entries of a named set or all sets"),
-    ("save", "[SETNAME]", "Save the named set or all sets to stdout"),
+    (
+        "list",
+        "[SETNAME]",
+        "List the entries of a named set or all sets",
+    ),
+    (
+        "save",
+        "[SETNAME]",
+        "Save the named set or all sets to stdout",
+    ),
     ("restore", "", "Restore a saved state"),
     ("flush", "[SETNAME]", "Flush a named set or all sets"),
     ("rename", "FROM-SETNAME TO-SETNAME", "Rename two sets"),
-    ("swap", "FROM-SETNAME TO-SETNAME", "Swap the contect of two existing sets"),
-    ("help", "[TYPENAME]", "Print help, and settype specific help"),
+    (
+        "swap",
+        "FROM-SETNAME TO-SETNAME",
+        "Swap the contect of two existing sets",
+    ),
+    (
+        "help",
+        "[TYPENAME]",
+        "Print help, and settype specific help",
+    ),
     ("version", "", "Print version information"),
     ("quit", "", "Quit interactive mode"),
 ];
@@ -63,7 +83,8 @@ const LIST_ORDER: [SetType; 16] = [
 
 /// The general help text (commands, options).
 pub fn general_help() -> String {
-    let mut s = format!("{PROGRAM} v{VERSION}\n\nUsage: {PROGRAM} [options] COMMAND\n\nCommands:\n");
+    let mut s =
+        format!("{PROGRAM} v{VERSION}\n\nUsage: {PROGRAM} [options] COMMAND\n\nCommands:\n");
     for (name, args, what) in COMMAND_HELP {
         s.push_str(&format!("{name} {args}\n        {what}\n"));
     }
@@ -110,9 +131,7 @@ pub fn type_help(name: &str) -> Result<String> {
     match t.family {
         TypeFamily::Unspec => s.push_str(&format!("\nType {} is family neutral.\n", t.name)),
         TypeFamily::Both => s.push_str(&format!("\nType {} supports inet and inet6.\n", t.name)),
-        TypeFamily::Ipv4 => {
-            s.push_str(&format!("\nType {} supports family inet only.\n", t.name))
-        }
+        TypeFamily::Ipv4 => s.push_str(&format!("\nType {} supports family inet only.\n", t.name)),
     }
     Ok(s)
 }
@@ -124,7 +143,9 @@ mod tests {
     #[test]
     fn help_texts() {
         let g = general_help();
-        assert!(g.starts_with("ipset v7.21\n\nUsage: ipset [options] COMMAND\n\nCommands:\ncreate SETNAME"));
+        assert!(g.starts_with(
+            "ipset v7.21\n\nUsage: ipset [options] COMMAND\n\nCommands:\ncreate SETNAME"
+        ));
         assert!(types_help().contains("    hash:ip\t\t6\tbitmask support\n"));
         assert!(types_help().contains("    hash:net,port,net\t3\t"));
         let t = type_help("iphash").unwrap();

@@ -52,16 +52,35 @@ pub struct Env {
 /// One command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    Create { name: String, ty: SetType, data: Data },
-    Add { name: String, data: Data },
-    Del { name: String, data: Data },
-    Test { name: String, data: Data },
+    Create {
+        name: String,
+        ty: SetType,
+        data: Data,
+    },
+    Add {
+        name: String,
+        data: Data,
+    },
+    Del {
+        name: String,
+        data: Data,
+    },
+    Test {
+        name: String,
+        data: Data,
+    },
     Destroy(Option<String>),
     Flush(Option<String>),
     List(Option<String>),
     Save(Option<String>),
-    Rename { from: String, to: String },
-    Swap { from: String, to: String },
+    Rename {
+        from: String,
+        to: String,
+    },
+    Swap {
+        from: String,
+        to: String,
+    },
     Restore,
     Help(Option<String>),
     Version,

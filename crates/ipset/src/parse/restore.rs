@@ -47,7 +47,8 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     if i == 0 {
-        s.len().min(s.char_indices().nth(1).map_or(s.len(), |c| c.0))
+        s.len()
+            .min(s.char_indices().nth(1).map_or(s.len(), |c| c.0))
     } else {
         i
     }
@@ -113,7 +114,10 @@ mod tests {
     #[test]
     fn line_kinds_and_numbers() {
         let input = "create a hash:ip\n\n  # note\nadd a 1.1.1.1\nCOMMIT\nCOMMIT";
-        let got: Vec<_> = lines(input).into_iter().map(|(n, l)| (n, format!("{l:?}"))).collect();
+        let got: Vec<_> = lines(input)
+            .into_iter()
+            .map(|(n, l)| (n, format!("{l:?}")))
+            .collect();
         assert_eq!(
             got,
             [
@@ -137,18 +141,27 @@ mod tests {
                 "add test 1.1.1.1 comment \"a b\"\n",
                 Ok(vec!["add", "test", "1.1.1.1", "comment", "a b"]),
             ),
-            ("add test x comment \"\"\n", Ok(vec!["add", "test", "x", "comment"])),
+            (
+                "add test x comment \"\"\n",
+                Ok(vec!["add", "test", "x", "comment"]),
+            ),
             ("add \"te\"st x", Ok(vec!["add", "test", "x"])),
             // An open quote at a line end swallows the rest, as in ipset.
             ("add test \"x\n", Ok(vec!["add", "test"])),
-            ("add test \"x", Err(Error::parameter("Missing close quote!"))),
+            (
+                "add test \"x",
+                Err(Error::parameter("Missing close quote!")),
+            ),
         ];
         for (line, want) in cases {
             let want = want.map(|v| v.into_iter().map(String::from).collect::<Vec<_>>());
             assert_eq!(words(line), want, "{line:?}");
         }
         let many = format!("{}\n", vec!["w"; 31].join(" "));
-        assert_eq!(words(&many), Err(Error::parameter("Line is too long to parse.")));
+        assert_eq!(
+            words(&many),
+            Err(Error::parameter("Line is too long to parse."))
+        );
         let ok = format!("{}\n", vec!["w"; 30].join(" "));
         assert_eq!(words(&ok).unwrap().len(), 30);
     }

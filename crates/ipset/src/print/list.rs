@@ -139,7 +139,15 @@ pub fn listing(store: &Store, name: Option<&str>, o: &ListOpts, now: u64) -> Res
     Ok(s)
 }
 
-fn one_set(s: &mut String, store: &Store, slot: &Slot, idx: usize, o: &ListOpts, terse: bool, now: u64) {
+fn one_set(
+    s: &mut String,
+    store: &Store,
+    slot: &Slot,
+    idx: usize,
+    o: &ListOpts,
+    terse: bool,
+    now: u64,
+) {
     let h = &slot.set.header;
     let info = h.ty.info();
     let mode = o.mode;
@@ -148,9 +156,12 @@ fn one_set(s: &mut String, store: &Store, slot: &Slot, idx: usize, o: &ListOpts,
     let refs = store.references(&slot.name);
     let mem = text::mem_size(h, entries);
     match mode {
-        OutputMode::Save => {
-            s.push_str(&format!("create {} {}{}\n", slot.name, info.name, items_plain(&header)))
-        }
+        OutputMode::Save => s.push_str(&format!(
+            "create {} {}{}\n",
+            slot.name,
+            info.name,
+            items_plain(&header)
+        )),
         OutputMode::Plain => {
             if idx > 0 {
                 s.push('\n');
@@ -192,7 +203,11 @@ fn one_set(s: &mut String, store: &Store, slot: &Slot, idx: usize, o: &ListOpts,
             s.push_str(&format!(
                 "      \"memsize\" : {mem},\n      \"references\" : {refs},\n      \"numentries\" : {entries}\n"
             ));
-            s.push_str(if terse { "    },\n" } else { "    },\n    \"members\" : [" });
+            s.push_str(if terse {
+                "    },\n"
+            } else {
+                "    },\n    \"members\" : ["
+            });
         }
     }
     if !terse {

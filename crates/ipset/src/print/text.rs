@@ -130,7 +130,10 @@ pub fn data_text(ty: SetType, d: &Data) -> String {
             _ => {
                 let mut s = d.name.clone().unwrap_or_default();
                 if let Some(r) = &d.nameref {
-                    s.push_str(&format!(" {} {r}", if d.before { "before" } else { "after" }));
+                    s.push_str(&format!(
+                        " {} {r}",
+                        if d.before { "before" } else { "after" }
+                    ));
                 }
                 s
             }
@@ -201,7 +204,12 @@ fn header_value(h: &Header, k: &Keyword, q: &str) -> Option<Option<String>> {
             .and_then(|f| some(f.name().to_string())),
         (Params::Hash { hashsize, .. }, kw::HASHSIZE) => some(hashsize.to_string()),
         (Params::Hash { maxelem, .. }, kw::MAXELEM) => some(maxelem.to_string()),
-        (Params::Hash { netmask: Some(n), .. }, kw::NETMASK) => some(n.to_string()),
+        (
+            Params::Hash {
+                netmask: Some(n), ..
+            },
+            kw::NETMASK,
+        ) => some(n.to_string()),
         (Params::BitmapIp { netmask, .. }, kw::NETMASK) if *netmask != 32 => {
             some(netmask.to_string())
         }
@@ -216,7 +224,12 @@ fn header_value(h: &Header, k: &Keyword, q: &str) -> Option<Option<String>> {
             let fam = h.family.unwrap_or_default();
             (*bitmask != addr::netmask_addr(fam, fam.bits())).then(|| Some(addr::ntop(*bitmask)))
         }
-        (Params::Hash { markmask: Some(m), .. }, kw::MARKMASK) => some(format!("0x{m:08x}")),
+        (
+            Params::Hash {
+                markmask: Some(m), ..
+            },
+            kw::MARKMASK,
+        ) => some(format!("0x{m:08x}")),
         (_, kw::TIMEOUT) => h.timeout.and_then(|t| some(t.to_string())),
         (_, kw::COUNTERS) => flag(h.counters),
         (_, kw::COMMENT) => flag(h.comment),
@@ -245,10 +258,16 @@ pub fn mem_size(h: &Header, members: usize) -> usize {
         + 16 * usize::from(h.skbinfo);
     match &h.params {
         Params::Hash { hashsize, .. } => {
-            let elem = if h.family == Some(addr::Family::Inet6) { 24 } else { 8 };
+            let elem = if h.family == Some(addr::Family::Inet6) {
+                24
+            } else {
+                8
+            };
             200 + *hashsize as usize * 8 / 16 + members * (elem + ext)
         }
-        Params::BitmapIp { first, last, hosts, .. } => {
+        Params::BitmapIp {
+            first, last, hosts, ..
+        } => {
             let n = ((u64::from(*last) - u64::from(*first)) / u64::from(*hosts) + 1) as usize;
             100 + n.div_ceil(64) * 8 + n * ext
         }

@@ -235,51 +235,221 @@ const fn kw(
 use PrintKind as P;
 use ValueKind as V;
 
-pub const FAMILY: Keyword = kw("family", true, Opt::Family, V::Family, Some(P::Family), "[family inet|inet6]|[-4|-6]");
+pub const FAMILY: Keyword = kw(
+    "family",
+    true,
+    Opt::Family,
+    V::Family,
+    Some(P::Family),
+    "[family inet|inet6]|[-4|-6]",
+);
 pub const INET: Keyword = kw("-4", false, Opt::Family, V::Family, None, "");
 pub const INET6: Keyword = kw("-6", false, Opt::Family, V::Family, None, "");
-pub const HASHSIZE: Keyword = kw("hashsize", true, Opt::Hashsize, V::U32, Some(P::Number), "[hashsize VALUE]");
-pub const MAXELEM: Keyword = kw("maxelem", true, Opt::Maxelem, V::U32, Some(P::Number), "[maxelem VALUE]");
+pub const HASHSIZE: Keyword = kw(
+    "hashsize",
+    true,
+    Opt::Hashsize,
+    V::U32,
+    Some(P::Number),
+    "[hashsize VALUE]",
+);
+pub const MAXELEM: Keyword = kw(
+    "maxelem",
+    true,
+    Opt::Maxelem,
+    V::U32,
+    Some(P::Number),
+    "[maxelem VALUE]",
+);
 pub const PROBES: Keyword = kw("probes", true, Opt::Probes, V::Ignored, Some(P::Number), "");
 pub const RESIZE: Keyword = kw("resize", true, Opt::Resize, V::Ignored, Some(P::Number), "");
 pub const GC: Keyword = kw("gc", true, Opt::Gc, V::Ignored, Some(P::Number), "");
 pub const IGNORED_FROM: Keyword = kw("from", true, Opt::Ip, V::Ignored, Some(P::Number), "");
 pub const IGNORED_TO: Keyword = kw("to", true, Opt::IpTo, V::Ignored, Some(P::Number), "");
 pub const IGNORED_NETWORK: Keyword = kw("network", true, Opt::Ip, V::Ignored, Some(P::Number), "");
-pub const SIZE: Keyword = kw("size", true, Opt::Size, V::U32, Some(P::Number), "[size VALUE]");
+pub const SIZE: Keyword = kw(
+    "size",
+    true,
+    Opt::Size,
+    V::U32,
+    Some(P::Number),
+    "[size VALUE]",
+);
 pub const IPRANGE: Keyword = kw("range", true, Opt::Ip, V::NetRange, Some(P::Ip), "");
-pub const NETMASK: Keyword = kw("netmask", true, Opt::Netmask, V::Netmask, Some(P::Number), "[netmask CIDR]");
+pub const NETMASK: Keyword = kw(
+    "netmask",
+    true,
+    Opt::Netmask,
+    V::Netmask,
+    Some(P::Number),
+    "[netmask CIDR]",
+);
 pub const PORTRANGE: Keyword = kw("range", true, Opt::Port, V::PortRange, Some(P::Port), "");
-pub const BEFORE: Keyword = kw("before", true, Opt::Nameref, V::Before, None, "[before|after NAME]");
+pub const BEFORE: Keyword = kw(
+    "before",
+    true,
+    Opt::Nameref,
+    V::Before,
+    None,
+    "[before|after NAME]",
+);
 pub const AFTER: Keyword = kw("after", true, Opt::Nameref, V::After, None, "");
 pub const FROM_IP: Keyword = kw("from", true, Opt::Ip, V::SingleIp, None, "");
 pub const TO_IP: Keyword = kw("to", true, Opt::IpTo, V::SingleIp, None, "");
 pub const NETWORK: Keyword = kw("network", true, Opt::Ip, V::Net, None, "");
 pub const FROM_PORT: Keyword = kw("from", true, Opt::Port, V::SingleTcpPort, None, "");
 pub const TO_PORT: Keyword = kw("to", true, Opt::PortTo, V::SingleTcpPort, None, "");
-pub const FORCEADD: Keyword = kw("forceadd", false, Opt::Forceadd, V::Flag, Some(P::Flag), "[forceadd]");
-pub const MARKMASK: Keyword = kw("markmask", true, Opt::Markmask, V::U32, Some(P::Mark), "markmask VALUE");
-pub const NOMATCH: Keyword = kw("nomatch", false, Opt::Nomatch, V::Flag, Some(P::Flag), "[nomatch]");
-pub const WILDCARD: Keyword = kw("wildcard", false, Opt::IfaceWildcard, V::Flag, Some(P::Flag), "[wildcard]");
-pub const TIMEOUT: Keyword = kw("timeout", true, Opt::Timeout, V::Timeout, Some(P::Number), "[timeout VALUE]");
-pub const COUNTERS: Keyword = kw("counters", false, Opt::Counters, V::Flag, Some(P::Flag), "[counters]");
-pub const PACKETS: Keyword = kw("packets", true, Opt::Packets, V::U64, Some(P::Number), "[packets VALUE]");
-pub const BYTES: Keyword = kw("bytes", true, Opt::Bytes, V::U64, Some(P::Number), "[bytes VALUE]");
-pub const COMMENT: Keyword = kw("comment", false, Opt::CreateComment, V::Flag, Some(P::Flag), "[comment]");
-pub const ADT_COMMENT: Keyword = kw("comment", true, Opt::AdtComment, V::Comment, Some(P::Comment), "[comment \"string\"]");
-pub const SKBINFO: Keyword = kw("skbinfo", false, Opt::Skbinfo, V::Flag, Some(P::Flag), "[skbinfo]");
-pub const SKBMARK: Keyword = kw("skbmark", true, Opt::Skbmark, V::Skbmark, Some(P::Skbmark), "[skbmark VALUE]");
-pub const SKBPRIO: Keyword = kw("skbprio", true, Opt::Skbprio, V::Skbprio, Some(P::Skbprio), "[skbprio VALUE]");
-pub const SKBQUEUE: Keyword = kw("skbqueue", true, Opt::Skbqueue, V::U16, Some(P::Number), "[skbqueue VALUE]");
-pub const BUCKETSIZE: Keyword = kw("bucketsize", true, Opt::Bucketsize, V::U8, Some(P::Number), "[bucketsize VALUE]");
-pub const INITVAL: Keyword = kw("initval", true, Opt::Initval, V::U32, Some(P::Hex), "[initval VALUE]");
-pub const BITMASK: Keyword = kw("bitmask", true, Opt::Bitmask, V::Bitmask, Some(P::Ip), "[bitmask bitmask]");
+pub const FORCEADD: Keyword = kw(
+    "forceadd",
+    false,
+    Opt::Forceadd,
+    V::Flag,
+    Some(P::Flag),
+    "[forceadd]",
+);
+pub const MARKMASK: Keyword = kw(
+    "markmask",
+    true,
+    Opt::Markmask,
+    V::U32,
+    Some(P::Mark),
+    "markmask VALUE",
+);
+pub const NOMATCH: Keyword = kw(
+    "nomatch",
+    false,
+    Opt::Nomatch,
+    V::Flag,
+    Some(P::Flag),
+    "[nomatch]",
+);
+pub const WILDCARD: Keyword = kw(
+    "wildcard",
+    false,
+    Opt::IfaceWildcard,
+    V::Flag,
+    Some(P::Flag),
+    "[wildcard]",
+);
+pub const TIMEOUT: Keyword = kw(
+    "timeout",
+    true,
+    Opt::Timeout,
+    V::Timeout,
+    Some(P::Number),
+    "[timeout VALUE]",
+);
+pub const COUNTERS: Keyword = kw(
+    "counters",
+    false,
+    Opt::Counters,
+    V::Flag,
+    Some(P::Flag),
+    "[counters]",
+);
+pub const PACKETS: Keyword = kw(
+    "packets",
+    true,
+    Opt::Packets,
+    V::U64,
+    Some(P::Number),
+    "[packets VALUE]",
+);
+pub const BYTES: Keyword = kw(
+    "bytes",
+    true,
+    Opt::Bytes,
+    V::U64,
+    Some(P::Number),
+    "[bytes VALUE]",
+);
+pub const COMMENT: Keyword = kw(
+    "comment",
+    false,
+    Opt::CreateComment,
+    V::Flag,
+    Some(P::Flag),
+    "[comment]",
+);
+pub const ADT_COMMENT: Keyword = kw(
+    "comment",
+    true,
+    Opt::AdtComment,
+    V::Comment,
+    Some(P::Comment),
+    "[comment \"string\"]",
+);
+pub const SKBINFO: Keyword = kw(
+    "skbinfo",
+    false,
+    Opt::Skbinfo,
+    V::Flag,
+    Some(P::Flag),
+    "[skbinfo]",
+);
+pub const SKBMARK: Keyword = kw(
+    "skbmark",
+    true,
+    Opt::Skbmark,
+    V::Skbmark,
+    Some(P::Skbmark),
+    "[skbmark VALUE]",
+);
+pub const SKBPRIO: Keyword = kw(
+    "skbprio",
+    true,
+    Opt::Skbprio,
+    V::Skbprio,
+    Some(P::Skbprio),
+    "[skbprio VALUE]",
+);
+pub const SKBQUEUE: Keyword = kw(
+    "skbqueue",
+    true,
+    Opt::Skbqueue,
+    V::U16,
+    Some(P::Number),
+    "[skbqueue VALUE]",
+);
+pub const BUCKETSIZE: Keyword = kw(
+    "bucketsize",
+    true,
+    Opt::Bucketsize,
+    V::U8,
+    Some(P::Number),
+    "[bucketsize VALUE]",
+);
+pub const INITVAL: Keyword = kw(
+    "initval",
+    true,
+    Opt::Initval,
+    V::U32,
+    Some(P::Hex),
+    "[initval VALUE]",
+);
+pub const BITMASK: Keyword = kw(
+    "bitmask",
+    true,
+    Opt::Bitmask,
+    V::Bitmask,
+    Some(P::Ip),
+    "[bitmask bitmask]",
+);
 
 /// The option name ipset uses when it warns about an ignored option: the
 /// first keyword (in ipset's keyword table order) that sets `opt`.
 pub fn ignored_name(opt: Opt) -> &'static str {
     const ORDER: [Keyword; 10] = [
-        FAMILY, INET, INET6, HASHSIZE, MAXELEM, PROBES, RESIZE, GC, IGNORED_FROM, IGNORED_TO,
+        FAMILY,
+        INET,
+        INET6,
+        HASHSIZE,
+        MAXELEM,
+        PROBES,
+        RESIZE,
+        GC,
+        IGNORED_FROM,
+        IGNORED_TO,
     ];
     ORDER
         .iter()

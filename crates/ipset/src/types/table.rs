@@ -117,11 +117,26 @@ const fn b(o: Opt) -> u64 {
     o.bit()
 }
 
-const IP: ElemDim = ElemDim { parse: ElemParse::Ip4Single6, opt: Opt::Ip };
-const NET: ElemDim = ElemDim { parse: ElemParse::Ip4Net6, opt: Opt::Ip };
-const NET2: ElemDim = ElemDim { parse: ElemParse::Ip4Net6, opt: Opt::Ip2 };
-const PORT: ElemDim = ElemDim { parse: ElemParse::ProtoPort, opt: Opt::Port };
-const MAC: ElemDim = ElemDim { parse: ElemParse::Ether, opt: Opt::Ether };
+const IP: ElemDim = ElemDim {
+    parse: ElemParse::Ip4Single6,
+    opt: Opt::Ip,
+};
+const NET: ElemDim = ElemDim {
+    parse: ElemParse::Ip4Net6,
+    opt: Opt::Ip,
+};
+const NET2: ElemDim = ElemDim {
+    parse: ElemParse::Ip4Net6,
+    opt: Opt::Ip2,
+};
+const PORT: ElemDim = ElemDim {
+    parse: ElemParse::ProtoPort,
+    opt: Opt::Port,
+};
+const MAC: ElemDim = ElemDim {
+    parse: ElemParse::Ether,
+    opt: Opt::Ether,
+};
 
 use kw::*;
 
@@ -129,19 +144,44 @@ const HASH_CREATE_BASE: &[Keyword] = &[
     FAMILY, INET, INET6, HASHSIZE, MAXELEM, TIMEOUT, COUNTERS, COMMENT, FORCEADD, SKBINFO,
     BUCKETSIZE, INITVAL,
 ];
-const ADD_EXT: &[Keyword] = &[TIMEOUT, PACKETS, BYTES, ADT_COMMENT, SKBMARK, SKBPRIO, SKBQUEUE];
+const ADD_EXT: &[Keyword] = &[
+    TIMEOUT,
+    PACKETS,
+    BYTES,
+    ADT_COMMENT,
+    SKBMARK,
+    SKBPRIO,
+    SKBQUEUE,
+];
 const ADD_EXT_NOMATCH: &[Keyword] = &[
-    TIMEOUT, NOMATCH, PACKETS, BYTES, ADT_COMMENT, SKBMARK, SKBPRIO, SKBQUEUE,
+    TIMEOUT,
+    NOMATCH,
+    PACKETS,
+    BYTES,
+    ADT_COMMENT,
+    SKBMARK,
+    SKBPRIO,
+    SKBQUEUE,
 ];
 const NONE: &[Keyword] = &[];
 const ONLY_NOMATCH: &[Keyword] = &[NOMATCH];
 
 const fn create(args: &'static [Keyword], need: u64, help: &'static str) -> CmdSpec {
-    CmdSpec { args, need, full: need, help }
+    CmdSpec {
+        args,
+        need,
+        full: need,
+        help,
+    }
 }
 
 const fn adt(args: &'static [Keyword], need: u64, full: u64, help: &'static str) -> CmdSpec {
-    CmdSpec { args, need, full, help }
+    CmdSpec {
+        args,
+        need,
+        full,
+        help,
+    }
 }
 
 const IP_RANGE: u64 = b(Opt::Ip) | b(Opt::IpTo);
@@ -155,10 +195,15 @@ pub const TYPES: &[TypeInfo] = &[
         alias: "ipmap",
         revision: 3,
         family: TypeFamily::Ipv4,
-        dims: &[ElemDim { parse: ElemParse::Ip, opt: Opt::Ip }],
+        dims: &[ElemDim {
+            parse: ElemParse::Ip,
+            opt: Opt::Ip,
+        }],
         last_elem_optional: false,
         create: create(
-            &[IPRANGE, NETMASK, TIMEOUT, COUNTERS, COMMENT, SKBINFO, FROM_IP, TO_IP, NETWORK],
+            &[
+                IPRANGE, NETMASK, TIMEOUT, COUNTERS, COMMENT, SKBINFO, FROM_IP, TO_IP, NETWORK,
+            ],
             IP_RANGE,
             "range IP/CIDR|FROM-TO",
         ),
@@ -174,10 +219,18 @@ pub const TYPES: &[TypeInfo] = &[
         alias: "macipmap",
         revision: 3,
         family: TypeFamily::Ipv4,
-        dims: &[ElemDim { parse: ElemParse::SingleIp, opt: Opt::Ip }, MAC],
+        dims: &[
+            ElemDim {
+                parse: ElemParse::SingleIp,
+                opt: Opt::Ip,
+            },
+            MAC,
+        ],
         last_elem_optional: true,
         create: create(
-            &[IPRANGE, TIMEOUT, COUNTERS, COMMENT, SKBINFO, FROM_IP, TO_IP, NETWORK],
+            &[
+                IPRANGE, TIMEOUT, COUNTERS, COMMENT, SKBINFO, FROM_IP, TO_IP, NETWORK,
+            ],
             IP_RANGE,
             "range IP/CIDR|FROM-TO",
         ),
@@ -193,15 +246,30 @@ pub const TYPES: &[TypeInfo] = &[
         alias: "portmap",
         revision: 3,
         family: TypeFamily::Unspec,
-        dims: &[ElemDim { parse: ElemParse::TcpUdpPort, opt: Opt::Port }],
+        dims: &[ElemDim {
+            parse: ElemParse::TcpUdpPort,
+            opt: Opt::Port,
+        }],
         last_elem_optional: false,
         create: create(
-            &[PORTRANGE, TIMEOUT, COUNTERS, COMMENT, SKBINFO, FROM_PORT, TO_PORT],
+            &[
+                PORTRANGE, TIMEOUT, COUNTERS, COMMENT, SKBINFO, FROM_PORT, TO_PORT,
+            ],
             b(Opt::Port) | b(Opt::PortTo),
             "range [PROTO:]FROM-TO",
         ),
-        add: adt(ADD_EXT, b(Opt::Port), b(Opt::Port) | b(Opt::PortTo), "[PROTO:]PORT|FROM-TO"),
-        del: adt(NONE, b(Opt::Port), b(Opt::Port) | b(Opt::PortTo), "[PROTO:]PORT|FROM-TO"),
+        add: adt(
+            ADD_EXT,
+            b(Opt::Port),
+            b(Opt::Port) | b(Opt::PortTo),
+            "[PROTO:]PORT|FROM-TO",
+        ),
+        del: adt(
+            NONE,
+            b(Opt::Port),
+            b(Opt::Port) | b(Opt::PortTo),
+            "[PROTO:]PORT|FROM-TO",
+        ),
         test: adt(NONE, b(Opt::Port), b(Opt::Port), "[PROTO:]PORT"),
         features: feature::PORT,
         description: "skbinfo support",
@@ -237,9 +305,24 @@ pub const TYPES: &[TypeInfo] = &[
         dims: &[IP, MAC],
         last_elem_optional: false,
         create: create(HASH_CREATE_BASE, 0, ""),
-        add: adt(ADD_EXT, b(Opt::Ip) | b(Opt::Ether), b(Opt::Ip) | b(Opt::Ether), "IP,MAC"),
-        del: adt(NONE, b(Opt::Ip) | b(Opt::Ether), b(Opt::Ip) | b(Opt::Ether), "IP,MAC"),
-        test: adt(NONE, b(Opt::Ip) | b(Opt::Ether), b(Opt::Ip) | b(Opt::Ether), "IP,MAC"),
+        add: adt(
+            ADD_EXT,
+            b(Opt::Ip) | b(Opt::Ether),
+            b(Opt::Ip) | b(Opt::Ether),
+            "IP,MAC",
+        ),
+        del: adt(
+            NONE,
+            b(Opt::Ip) | b(Opt::Ether),
+            b(Opt::Ip) | b(Opt::Ether),
+            "IP,MAC",
+        ),
+        test: adt(
+            NONE,
+            b(Opt::Ip) | b(Opt::Ether),
+            b(Opt::Ip) | b(Opt::Ether),
+            "IP,MAC",
+        ),
         features: feature::IP | feature::MAC,
         description: "bucketsize, initval support",
     },
@@ -249,20 +332,56 @@ pub const TYPES: &[TypeInfo] = &[
         alias: "ipmarkhash",
         revision: 3,
         family: TypeFamily::Both,
-        dims: &[IP, ElemDim { parse: ElemParse::Mark, opt: Opt::Mark }],
+        dims: &[
+            IP,
+            ElemDim {
+                parse: ElemParse::Mark,
+                opt: Opt::Mark,
+            },
+        ],
         last_elem_optional: false,
         create: create(
             &[
-                FAMILY, INET, INET6, MARKMASK, HASHSIZE, MAXELEM, TIMEOUT, COUNTERS, COMMENT,
-                FORCEADD, SKBINFO, BUCKETSIZE, INITVAL, PROBES, RESIZE, IGNORED_FROM, IGNORED_TO,
+                FAMILY,
+                INET,
+                INET6,
+                MARKMASK,
+                HASHSIZE,
+                MAXELEM,
+                TIMEOUT,
+                COUNTERS,
+                COMMENT,
+                FORCEADD,
+                SKBINFO,
+                BUCKETSIZE,
+                INITVAL,
+                PROBES,
+                RESIZE,
+                IGNORED_FROM,
+                IGNORED_TO,
                 IGNORED_NETWORK,
             ],
             0,
             "",
         ),
-        add: adt(ADD_EXT, b(Opt::Ip) | b(Opt::Mark), IP_RANGE | b(Opt::Mark), "IP,MARK"),
-        del: adt(NONE, b(Opt::Ip) | b(Opt::Mark), IP_RANGE | b(Opt::Mark), "IP,MARK"),
-        test: adt(NONE, b(Opt::Ip) | b(Opt::Mark), IP_RANGE | b(Opt::Mark), "IP,MARK"),
+        add: adt(
+            ADD_EXT,
+            b(Opt::Ip) | b(Opt::Mark),
+            IP_RANGE | b(Opt::Mark),
+            "IP,MARK",
+        ),
+        del: adt(
+            NONE,
+            b(Opt::Ip) | b(Opt::Mark),
+            IP_RANGE | b(Opt::Mark),
+            "IP,MARK",
+        ),
+        test: adt(
+            NONE,
+            b(Opt::Ip) | b(Opt::Mark),
+            IP_RANGE | b(Opt::Mark),
+            "IP,MARK",
+        ),
         features: feature::IP | feature::MARK,
         description: "bucketsize, initval support",
     },
@@ -276,15 +395,41 @@ pub const TYPES: &[TypeInfo] = &[
         last_elem_optional: false,
         create: create(
             &[
-                FAMILY, INET, INET6, HASHSIZE, MAXELEM, TIMEOUT, COUNTERS, COMMENT, FORCEADD,
-                SKBINFO, BUCKETSIZE, INITVAL, NETMASK, BITMASK, PROBES, RESIZE, IGNORED_FROM,
-                IGNORED_TO, IGNORED_NETWORK,
+                FAMILY,
+                INET,
+                INET6,
+                HASHSIZE,
+                MAXELEM,
+                TIMEOUT,
+                COUNTERS,
+                COMMENT,
+                FORCEADD,
+                SKBINFO,
+                BUCKETSIZE,
+                INITVAL,
+                NETMASK,
+                BITMASK,
+                PROBES,
+                RESIZE,
+                IGNORED_FROM,
+                IGNORED_TO,
+                IGNORED_NETWORK,
             ],
             0,
             "",
         ),
-        add: adt(ADD_EXT, IPPORT_NEED, IPPORT_NEED | b(Opt::IpTo) | b(Opt::PortTo), "IP,[PROTO:]PORT"),
-        del: adt(NONE, IPPORT_NEED, IPPORT_NEED | b(Opt::IpTo) | b(Opt::PortTo), "IP,[PROTO:]PORT"),
+        add: adt(
+            ADD_EXT,
+            IPPORT_NEED,
+            IPPORT_NEED | b(Opt::IpTo) | b(Opt::PortTo),
+            "IP,[PROTO:]PORT",
+        ),
+        del: adt(
+            NONE,
+            IPPORT_NEED,
+            IPPORT_NEED | b(Opt::IpTo) | b(Opt::PortTo),
+            "IP,[PROTO:]PORT",
+        ),
         test: adt(NONE, IPPORT_NEED, IPPORT_NEED, "IP,[PROTO:]PORT"),
         features: feature::IP | feature::PORT,
         description: "netmask and bitmask support",
@@ -295,12 +440,33 @@ pub const TYPES: &[TypeInfo] = &[
         alias: "ipportiphash",
         revision: 6,
         family: TypeFamily::Both,
-        dims: &[IP, PORT, ElemDim { parse: ElemParse::SingleIp, opt: Opt::Ip2 }],
+        dims: &[
+            IP,
+            PORT,
+            ElemDim {
+                parse: ElemParse::SingleIp,
+                opt: Opt::Ip2,
+            },
+        ],
         last_elem_optional: false,
         create: create(
             &[
-                FAMILY, INET, INET6, HASHSIZE, MAXELEM, TIMEOUT, COUNTERS, COMMENT, FORCEADD,
-                SKBINFO, BUCKETSIZE, INITVAL, PROBES, RESIZE, IGNORED_FROM, IGNORED_TO,
+                FAMILY,
+                INET,
+                INET6,
+                HASHSIZE,
+                MAXELEM,
+                TIMEOUT,
+                COUNTERS,
+                COMMENT,
+                FORCEADD,
+                SKBINFO,
+                BUCKETSIZE,
+                INITVAL,
+                PROBES,
+                RESIZE,
+                IGNORED_FROM,
+                IGNORED_TO,
                 IGNORED_NETWORK,
             ],
             0,
@@ -318,7 +484,12 @@ pub const TYPES: &[TypeInfo] = &[
             IPPORT_NEED | b(Opt::IpTo) | b(Opt::PortTo) | b(Opt::Ip2),
             "IP,[PROTO:]PORT,IP",
         ),
-        test: adt(NONE, IPPORT_NEED | b(Opt::Ip2), IPPORT_NEED | b(Opt::Ip2), "IP,[PROTO:]PORT,IP"),
+        test: adt(
+            NONE,
+            IPPORT_NEED | b(Opt::Ip2),
+            IPPORT_NEED | b(Opt::Ip2),
+            "IP,[PROTO:]PORT,IP",
+        ),
         features: feature::IP | feature::PORT | feature::IP2,
         description: "bucketsize, initval support",
     },
@@ -332,8 +503,22 @@ pub const TYPES: &[TypeInfo] = &[
         last_elem_optional: false,
         create: create(
             &[
-                FAMILY, INET, INET6, HASHSIZE, MAXELEM, TIMEOUT, COUNTERS, COMMENT, FORCEADD,
-                SKBINFO, BUCKETSIZE, INITVAL, PROBES, RESIZE, IGNORED_FROM, IGNORED_TO,
+                FAMILY,
+                INET,
+                INET6,
+                HASHSIZE,
+                MAXELEM,
+                TIMEOUT,
+                COUNTERS,
+                COMMENT,
+                FORCEADD,
+                SKBINFO,
+                BUCKETSIZE,
+                INITVAL,
+                PROBES,
+                RESIZE,
+                IGNORED_FROM,
+                IGNORED_TO,
                 IGNORED_NETWORK,
             ],
             0,
@@ -408,9 +593,19 @@ pub const TYPES: &[TypeInfo] = &[
             0,
             "",
         ),
-        add: adt(ADD_EXT_NOMATCH, b(Opt::Ip), IP_RANGE | b(Opt::Cidr), "IP[/CIDR]"),
+        add: adt(
+            ADD_EXT_NOMATCH,
+            b(Opt::Ip),
+            IP_RANGE | b(Opt::Cidr),
+            "IP[/CIDR]",
+        ),
         del: adt(NONE, b(Opt::Ip), IP_RANGE | b(Opt::Cidr), "IP[/CIDR]"),
-        test: adt(ONLY_NOMATCH, b(Opt::Ip), b(Opt::Ip) | b(Opt::Cidr), "IP[/CIDR]"),
+        test: adt(
+            ONLY_NOMATCH,
+            b(Opt::Ip),
+            b(Opt::Ip) | b(Opt::Cidr),
+            "IP[/CIDR]",
+        ),
         features: feature::IP | feature::NOMATCH,
         description: "bucketsize, initval support",
     },
@@ -420,12 +615,25 @@ pub const TYPES: &[TypeInfo] = &[
         alias: "netifacehash",
         revision: 8,
         family: TypeFamily::Both,
-        dims: &[NET, ElemDim { parse: ElemParse::Iface, opt: Opt::Iface }],
+        dims: &[
+            NET,
+            ElemDim {
+                parse: ElemParse::Iface,
+                opt: Opt::Iface,
+            },
+        ],
         last_elem_optional: false,
         create: create(HASH_CREATE_BASE, 0, ""),
         add: adt(
             &[
-                TIMEOUT, NOMATCH, WILDCARD, PACKETS, BYTES, ADT_COMMENT, SKBMARK, SKBPRIO,
+                TIMEOUT,
+                NOMATCH,
+                WILDCARD,
+                PACKETS,
+                BYTES,
+                ADT_COMMENT,
+                SKBMARK,
+                SKBPRIO,
                 SKBQUEUE,
             ],
             b(Opt::Ip) | b(Opt::Iface),
@@ -505,7 +713,12 @@ pub const TYPES: &[TypeInfo] = &[
             IPPORT_NEED | b(Opt::PortTo) | b(Opt::Cidr) | b(Opt::IpTo),
             "IP[/CIDR]|FROM-TO,[PROTO:]PORT",
         ),
-        test: adt(ONLY_NOMATCH, IPPORT_NEED, IPPORT_NEED | b(Opt::Cidr), "IP[/CIDR],[PROTO:]PORT"),
+        test: adt(
+            ONLY_NOMATCH,
+            IPPORT_NEED,
+            IPPORT_NEED | b(Opt::Cidr),
+            "IP[/CIDR],[PROTO:]PORT",
+        ),
         features: feature::IP | feature::PORT | feature::NOMATCH,
         description: "bucketsize, initval support",
     },
@@ -557,12 +770,23 @@ pub const TYPES: &[TypeInfo] = &[
         alias: "setlist",
         revision: 3,
         family: TypeFamily::Unspec,
-        dims: &[ElemDim { parse: ElemParse::Setname, opt: Opt::Name }],
+        dims: &[ElemDim {
+            parse: ElemParse::Setname,
+            opt: Opt::Name,
+        }],
         last_elem_optional: false,
         create: create(&[SIZE, TIMEOUT, COUNTERS, COMMENT, SKBINFO], 0, ""),
         add: adt(
             &[
-                TIMEOUT, BEFORE, AFTER, PACKETS, BYTES, ADT_COMMENT, SKBMARK, SKBPRIO, SKBQUEUE,
+                TIMEOUT,
+                BEFORE,
+                AFTER,
+                PACKETS,
+                BYTES,
+                ADT_COMMENT,
+                SKBMARK,
+                SKBPRIO,
+                SKBQUEUE,
             ],
             b(Opt::Name),
             b(Opt::Name) | b(Opt::Before) | b(Opt::Nameref),

@@ -62,7 +62,11 @@ pub fn resolve(s: &str, family: Family) -> Result<std::net::IpAddr> {
     addr::parse_numeric(s, family).ok_or_else(|| {
         Error::syntax(format!(
             "cannot parse {s}: resolving to {} address failed",
-            if family == Family::Inet { "IPv4" } else { "IPv6" }
+            if family == Family::Inet {
+                "IPv4"
+            } else {
+                "IPv6"
+            }
         ))
     })
 }
@@ -106,10 +110,16 @@ pub fn parse_ip(d: &mut Data, o: Opt, s: &str, shape: AddrShape) -> Result<()> {
     let family = d.family_or_inet();
     match shape {
         AddrShape::Plain => {
-            let host = if family == Family::Inet { "/32" } else { "/128" };
+            let host = if family == Family::Inet {
+                "/32"
+            } else {
+                "/128"
+            };
             let bad_cidr = cidr_separator(s).is_some_and(|i| &s[i..] != host);
             if escape_range_separator(s) || bad_cidr {
-                return Err(Error::syntax(format!("plain IP address must be supplied: {s}")));
+                return Err(Error::syntax(format!(
+                    "plain IP address must be supplied: {s}"
+                )));
             }
         }
         AddrShape::Net => {
@@ -164,7 +174,7 @@ pub fn netrange(d: &mut Data, o: Opt, s: &str) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn run(f: fn(&mut Data, Opt, &str) -> Result<()>, fam: Option<Family>, s: &str) -> String {
+    fn run(f: Parser, fam: Option<Family>, s: &str) -> String {
         let mut d = Data {
             family: fam,
             ..Data::default()
@@ -180,23 +190,70 @@ mod tests {
         }
     }
 
+    type Parser = fn(&mut Data, Opt, &str) -> Result<()>;
+
     #[test]
     fn address_shapes() {
         let v4 = Some(Family::Inet);
         let v6 = Some(Family::Inet6);
-        let cases: [(fn(&mut Data, Opt, &str) -> Result<()>, Option<Family>, &str, &str); 12] = [
+        let cases: [(Parser, Option<Family>, &str, &str); 12] = [
             (ip4_single6, v4, "1.1.1.1", "Some(\"1.1.1.1\") None None"),
-            (ip4_single6, v4, "1.1.1.1-1.1.1.5", "Some(\"1.1.1.1\") Some(\"1.1.1.5\") None"),
-            (ip4_single6, v4, "10.0.0.0/8", "Some(\"10.0.0.0\") None Some(8)"),
-            (ip4_single6, v6, "2::1/64", "Syntax error: plain IP address must be supplied: 2::1/64"),
+            (
+                ip4_single6,
+                v4,
+                "1.1.1.1-1.1.1.5",
+                "Some(\"1.1.1.1\") Some(\"1.1.1.5\") None",
+            ),
+            (
+                ip4_single6,
+                v4,
+                "10.0.0.0/8",
+                "Some(\"10.0.0.0\") None Some(8)",
+            ),
+            (
+                ip4_single6,
+                v6,
+                "2::1/64",
+                "Syntax error: plain IP address must be supplied: 2::1/64",
+            ),
             (ip4_single6, v6, "2::1/128", "Some(\"2::1\") None Some(128)"),
             (ip4_net6, v6, "2::/64", "Some(\"2::\") None Some(64)"),
-            (ip4_net6, v6, "1::1-1::2", "Syntax error: IP address or IP/cidr must be specified: 1::1-1::2"),
-            (ip4_single6, v4, "1.1.1.1/33", "Syntax error: '33' is out of range 0-32"),
-            (ip4_single6, v4, "foo", "Syntax error: cannot parse foo: resolving to IPv4 address failed"),
-            (ip4_single6, None, "[1.1.1.1]", "Some(\"1.1.1.1\") None None"),
-            (ip4_single6, v4, "[1.1.1.1", "Syntax error: cannot find closing escape character ']' in [1.1.1.1"),
-            (netrange, v4, "2.0.0.1", "Syntax error: IP/cidr or IP-IP range must be specified: 2.0.0.1"),
+            (
+                ip4_net6,
+                v6,
+                "1::1-1::2",
+                "Syntax error: IP address or IP/cidr must be specified: 1::1-1::2",
+            ),
+            (
+                ip4_single6,
+                v4,
+                "1.1.1.1/33",
+                "Syntax error: '33' is out of range 0-32",
+            ),
+            (
+                ip4_single6,
+                v4,
+                "foo",
+                "Syntax error: cannot parse foo: resolving to IPv4 address failed",
+            ),
+            (
+                ip4_single6,
+                None,
+                "[1.1.1.1]",
+                "Some(\"1.1.1.1\") None None",
+            ),
+            (
+                ip4_single6,
+                v4,
+                "[1.1.1.1",
+                "Syntax error: cannot find closing escape character ']' in [1.1.1.1",
+            ),
+            (
+                netrange,
+                v4,
+                "2.0.0.1",
+                "Syntax error: IP/cidr or IP-IP range must be specified: 2.0.0.1",
+            ),
         ];
         for (f, fam, s, want) in cases {
             assert_eq!(run(f, fam, s), want, "{s}");

@@ -87,9 +87,7 @@ pub fn name_compat(d: &mut Data, s: &str) -> Result<()> {
             None => (rest, None),
         };
         match refname {
-            Some(r) if word == "before" || word == "after" => {
-                before = Some((word == "before", r))
-            }
+            Some(r) if word == "before" || word == "after" => before = Some((word == "before", r)),
             _ => {
                 return Err(Error::session(
                     "you must specify elements as setname,[before|after],setname",
@@ -137,11 +135,8 @@ fn scan_0x_hex(s: &str) -> Option<(u64, usize)> {
 /// `skbmark MARK[/MASK]`, both hex with `0x`: mark in the high word, mask in
 /// the low word.
 pub fn skbmark(s: &str) -> Result<u64> {
-    let err = || {
-        Error::syntax(
-            "Invalid skbmark format, it should be:  MARK/MASK or MARK (see manpage)",
-        )
-    };
+    let err =
+        || Error::syntax("Invalid skbmark format, it should be:  MARK/MASK or MARK (see manpage)");
     let (mark, used) = scan_0x_hex(s).ok_or_else(err)?;
     let mask = s[used..]
         .strip_prefix('/')
@@ -204,7 +199,9 @@ pub fn bitmask(d: &mut Data, s: &str) -> Result<()> {
 /// `family inet|inet6` (also `-4`/`-6` and their spellings).
 pub fn family(d: &mut Data, s: &str) -> Result<()> {
     if d.has(Opt::Family) && d.ignored & Opt::Family.bit() == 0 {
-        return Err(Error::syntax("protocol family may not be specified multiple times"));
+        return Err(Error::syntax(
+            "protocol family may not be specified multiple times",
+        ));
     }
     let f = match s {
         "inet" | "ipv4" | "-4" => Some(Family::Inet),
@@ -236,7 +233,12 @@ mod tests {
         for (s, want) in ok {
             assert_eq!(ether(s).unwrap(), want, "{s}");
         }
-        for bad in ["00:11:22:33:44", "00:11:22:33:44:55:66", "00:11:22:33:44:1ff", "zz:11:22:33:44:55"] {
+        for bad in [
+            "00:11:22:33:44",
+            "00:11:22:33:44:55:66",
+            "00:11:22:33:44:1ff",
+            "zz:11:22:33:44:55",
+        ] {
             assert_eq!(
                 ether(bad).unwrap_err().msg,
                 format!("Syntax error: cannot parse '{bad}' as ethernet address")
@@ -270,6 +272,9 @@ mod tests {
         );
         assert!(comment(&"x".repeat(256)).is_err());
         assert!(comment(&"x".repeat(255)).is_ok());
-        assert_eq!(timeout("2147484").unwrap_err().msg, "Syntax error: '2147484' is out of range 0-2147483");
+        assert_eq!(
+            timeout("2147484").unwrap_err().msg,
+            "Syntax error: '2147484' is out of range 0-2147483"
+        );
     }
 }

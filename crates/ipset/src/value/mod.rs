@@ -96,7 +96,9 @@ pub fn parse_elem(d: &mut Data, t: &TypeInfo, s: &str) -> Result<()> {
     let (first, second) = match a {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
         None if !optional => {
-            return Err(Error::syntax(format!("Second element is missing from {s}.")))
+            return Err(Error::syntax(format!(
+                "Second element is missing from {s}."
+            )))
         }
         None => (s, None),
     };
@@ -179,6 +181,9 @@ mod tests {
         assert_eq!(d.ether, None);
         let mut d = Data::default();
         parse_elem(&mut d, SetType::ListSet.info(), "a,before,b").unwrap();
-        assert_eq!((d.name.as_deref(), d.nameref.as_deref(), d.before), (Some("a"), Some("b"), true));
+        assert_eq!(
+            (d.name.as_deref(), d.nameref.as_deref(), d.before),
+            (Some("a"), Some("b"), true)
+        );
     }
 }

@@ -182,7 +182,9 @@ pub fn proto_port(d: &mut Data, s: &str) -> Result<()> {
         TCP | SCTP | UDP | UDPLITE => tcpudp_port(d, rest, ptext),
         ICMP => {
             if d.family != Some(crate::addr::Family::Inet) {
-                return Err(Error::syntax("Protocol ICMP can be used with family inet only"));
+                return Err(Error::syntax(
+                    "Protocol ICMP can be used with family inet only",
+                ));
             }
             let tc = match icmp_by_name(ICMP_NAMES, rest) {
                 Some(tc) => tc,

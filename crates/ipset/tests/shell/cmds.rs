@@ -17,7 +17,11 @@ pub fn re_find(pat: &str, text: &str) -> Option<(usize, usize)> {
     };
     let p: Vec<char> = pat.chars().collect();
     let t: Vec<char> = text.chars().collect();
-    let starts: Vec<usize> = if anchored { vec![0] } else { (0..=t.len()).collect() };
+    let starts: Vec<usize> = if anchored {
+        vec![0]
+    } else {
+        (0..=t.len()).collect()
+    };
     for s in starts {
         if let Some(e) = match_here(&p, &t, s) {
             let bs: usize = t[..s].iter().map(|c| c.len_utf8()).sum();
@@ -161,7 +165,9 @@ impl Shell {
     /// `./check_counters SET ELEM PKTS BYTES` and `./check_extensions SET
     /// ELEM TIMEOUT PKTS BYTES`: the element's listed values.
     fn check_ext(&mut self, a: &[String], with_timeout: bool) -> Out {
-        let list = self.ipset(&["l".to_string(), a[0].clone()], String::new()).stdout;
+        let list = self
+            .ipset(&["l".to_string(), a[0].clone()], String::new())
+            .stdout;
         let pat = format!("^{}", a[1]);
         let Some(line) = list.lines().find(|l| re_find(&pat, l).is_some()) else {
             return Out::status(1);
@@ -170,7 +176,9 @@ impl Shell {
         let num = |i: usize| f.get(i).and_then(|v| v.parse::<i64>().ok());
         let want = |i: usize| a.get(i).and_then(|v| v.parse::<i64>().ok());
         let ok = if with_timeout {
-            let t = num(2).zip(want(2)).is_some_and(|(t, w)| t <= w && t >= w - 10);
+            let t = num(2)
+                .zip(want(2))
+                .is_some_and(|(t, w)| t <= w && t >= w - 10);
             t && num(4) == want(3) && num(6) == want(4)
         } else {
             num(2) == want(2) && num(4) == want(3)
@@ -312,7 +320,11 @@ impl Shell {
                 }
             }
             "test" | "[" => {
-                let v: Vec<&str> = a[1..].iter().map(String::as_str).filter(|x| *x != "]").collect();
+                let v: Vec<&str> = a[1..]
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|x| *x != "]")
+                    .collect();
                 let n = |s: &str| s.trim().parse::<i64>().ok();
                 let ok = match v[..] {
                     [x, "-eq", y] => n(x).is_some() && n(x) == n(y),
@@ -427,7 +439,11 @@ impl Shell {
         for i in 0..x.len().max(y.len()) {
             let (l, r) = (x.get(i), y.get(i));
             if l != r {
-                s.push_str(&format!("-{}\n+{}\n", l.map_or("", |v| v), r.map_or("", |v| v)));
+                s.push_str(&format!(
+                    "-{}\n+{}\n",
+                    l.map_or("", |v| v),
+                    r.map_or("", |v| v)
+                ));
             }
         }
         Out {
@@ -482,7 +498,9 @@ fn gen_nets(a: &[String]) -> String {
                 } else {
                     String::new()
                 };
-                s.push_str(&format!("a test 10.0.0.0-10.0.2.255,10.{x}.{y}.0-10.{x}.{z}.255{c}\n"));
+                s.push_str(&format!(
+                    "a test 10.0.0.0-10.0.2.255,10.{x}.{y}.0-10.{x}.{z}.255{c}\n"
+                ));
             } else {
                 s.push_str(&format!("a test 10.{x}.{y}.0-10.{x}.{z}.255\n"));
             }
@@ -499,8 +517,14 @@ mod tests {
     fn regex_subset() {
         assert!(re_find("^10.0", "10.0.0.1").is_some());
         assert!(re_find("^10.0", "110.0.0.1").is_none());
-        assert_eq!(re_find(".* in line ", "ipset v7.21: Error in line 6: x"), Some((0, 27)));
-        assert_eq!(sed(&["s/.* in line //".into()], "a: Error in line 6: x\n"), "6: x\n");
+        assert_eq!(
+            re_find(".* in line ", "ipset v7.21: Error in line 6: x"),
+            Some((0, 27))
+        );
+        assert_eq!(
+            sed(&["s/.* in line //".into()], "a: Error in line 6: x\n"),
+            "6: x\n"
+        );
         assert_eq!(sed(&["1,/Members/d".into()], "a\nMembers:\nb\n"), "b\n");
     }
 }

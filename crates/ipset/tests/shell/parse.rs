@@ -17,9 +17,16 @@ pub enum Node {
     /// Pipelines joined by `&&` (true) / `||` (false) before each next one.
     AndOr(Vec<(bool, Node)>),
     Pipe(Vec<Node>),
-    Simple { words: Vec<String>, redirs: Vec<Redir> },
+    Simple {
+        words: Vec<String>,
+        redirs: Vec<Redir>,
+    },
     Sub(Box<Node>, Vec<Redir>),
-    For { var: String, words: Vec<String>, body: Box<Node> },
+    For {
+        var: String,
+        words: Vec<String>,
+        body: Box<Node>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -323,7 +330,8 @@ mod tests {
     fn shapes() {
         let n = parse("ipset -L test > .foo0 && ./sort.sh .foo0").unwrap();
         assert!(matches!(n, Node::List(ref v) if v.len() == 1));
-        let n = parse("(set -e; for x in `seq 0 63`; do ipset add test 10.0.0.0/16,eth$x; done)").unwrap();
+        let n = parse("(set -e; for x in `seq 0 63`; do ipset add test 10.0.0.0/16,eth$x; done)")
+            .unwrap();
         let Node::List(v) = n else { panic!() };
         assert_eq!(v.len(), 1);
         assert!(parse("for x in a b c; do ipset n $x hash:ip; done").is_ok());
