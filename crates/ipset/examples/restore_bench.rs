@@ -5,14 +5,26 @@ use ipset::model::Store;
 use std::time::Instant;
 
 fn main() {
-    let n: u32 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(65536);
+    let n: u32 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(65536);
     let mut input = String::from("create test hash:ip maxelem 1000000\n");
     for i in 0..n {
-        input.push_str(&format!("add test 10.{}.{}.{}\n", i >> 16 & 255, i >> 8 & 255, i & 255));
+        input.push_str(&format!(
+            "add test 10.{}.{}.{}\n",
+            i >> 16 & 255,
+            i >> 8 & 255,
+            i & 255
+        ));
     }
     let mut store = Store::new();
     let mut m = NoMirror;
-    let mut ctx = Ctx { store: &mut store, mirror: &mut m, now: 0 };
+    let mut ctx = Ctx {
+        store: &mut store,
+        mirror: &mut m,
+        now: 0,
+    };
     let t = Instant::now();
     let o = run(&mut ctx, &["restore"], Some(&input));
     let restore = t.elapsed();
@@ -20,5 +32,8 @@ fn main() {
     let t = Instant::now();
     let o = run(&mut ctx, &["-s", "save"], None);
     let save = t.elapsed();
-    println!("restore {n} members: {restore:?}; sorted save ({} bytes): {save:?}", o.stdout.len());
+    println!(
+        "restore {n} members: {restore:?}; sorted save ({} bytes): {save:?}",
+        o.stdout.len()
+    );
 }

@@ -380,8 +380,18 @@ fn big_sort_vectors() {
     let (want_head, want_adds) = saved.split_once('\n').unwrap();
     assert_eq!(strip_tuning(ours_head), strip_tuning(want_head));
     let mut a: Vec<&str> = ours_adds.lines().collect();
-    let addr = |l: &str| -> u32 { l.rsplit(' ').next().unwrap().parse::<std::net::Ipv4Addr>().unwrap().into() };
-    assert!(a.windows(2).all(|w| addr(w[0]) < addr(w[1])), "-sorted orders numerically");
+    let addr = |l: &str| -> u32 {
+        l.rsplit(' ')
+            .next()
+            .unwrap()
+            .parse::<std::net::Ipv4Addr>()
+            .unwrap()
+            .into()
+    };
+    assert!(
+        a.windows(2).all(|w| addr(w[0]) < addr(w[1])),
+        "-sorted orders numerically"
+    );
     let mut b: Vec<&str> = want_adds.lines().collect();
     a.sort();
     b.sort();

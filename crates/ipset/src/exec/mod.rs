@@ -48,7 +48,7 @@ pub fn run(ctx: &mut Ctx, args: &[&str], input: Option<&str>) -> Output {
         Err(e) => {
             let quiet = args
                 .iter()
-                .any(|a| matches!(*a, "-q" | "-quiet" | "--quiet"));
+                .any(|a| matches!(*a, "-q" | "-quiet" | "--q" | "--quiet"));
             let env = Env {
                 quiet,
                 ..Env::default()

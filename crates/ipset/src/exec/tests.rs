@@ -331,3 +331,69 @@ fn every_change_reaches_the_mirror() {
         ]
     );
 }
+
+#[test]
+fn xml_and_json_listings() {
+    let mut store = Store::new();
+    let mut m = NoMirror;
+    for cmd in [
+        "create s hash:ip timeout 10 comment initval 1",
+        "add s 1.1.1.1 comment x",
+        "create l list:set",
+    ] {
+        assert_eq!(step(&mut store, &mut m, 0, cmd, None).code, 0, "{cmd}");
+    }
+    let xml = step(&mut store, &mut m, 0, "-o xml list", None).stdout;
+    assert_eq!(
+        xml,
+        "<ipsets>\n<ipset name=\"s\">\n<type>hash:ip</type>\n<revision>6</revision>\n\
+         <header><family>inet</family><hashsize>1024</hashsize><maxelem>65536</maxelem>\
+         <timeout>10</timeout><comment/><bucketsize>12</bucketsize><initval>0x00000001</initval>\n\
+         <memsize>736</memsize>\n<references>0</references>\n<numentries>1</numentries>\n</header>\n\
+         <members>\n<member><elem>1.1.1.1</elem><timeout>10</timeout><comment>\"x\"</comment></member>\n\
+         </members>\n</ipset>\n<ipset name=\"l\">\n<type>list:set</type>\n<revision>3</revision>\n\
+         <header><size>8</size>\n<memsize>88</memsize>\n<references>0</references>\n\
+         <numentries>0</numentries>\n</header>\n<members>\n</members>\n</ipset>\n</ipsets>\n"
+    );
+    let json = step(&mut store, &mut m, 0, "-o json list s", None).stdout;
+    assert_eq!(
+        json,
+        "[\n  {\n    \"name\" : \"s\",\n    \"type\" : \"hash:ip\",\n    \"revision\" : 6,\n    \"header\" : {\n\
+         \x20     \"family\" : \"inet\",\n      \"hashsize\" : 1024,\n      \"maxelem\" : 65536,\n\
+         \x20     \"timeout\" : 10,\n      \"comment\" : true,\n      \"bucketsize\" : 12,\n\
+         \x20     \"initval\" : \"0x00000001\",\n      \"memsize\" : 736,\n      \"references\" : 0,\n\
+         \x20     \"numentries\" : 1\n    },\n    \"members\" : [\n      {\n        \"elem\" : \"1.1.1.1\",\n\
+         \x20       \"timeout\" : 10,\n        \"comment\" : \"x\"\n      }\n    ]\n  }\n]\n"
+    );
+    let names = step(&mut store, &mut m, 0, "-n -o json list", None).stdout;
+    assert_eq!(
+        names,
+        "[\n  { \"name\" : \"s\" },\n  { \"name\" : \"l\" }\n]\n"
+    );
+}
+
+#[test]
+fn sorted_listing_orders_hash_members_numerically() {
+    let mut store = Store::new();
+    let mut m = NoMirror;
+    for cmd in [
+        "create s hash:net",
+        "add s 10.0.0.0/8",
+        "add s 9.0.0.0/8",
+        "add s 10.0.0.0/16",
+        "add s 192.168.0.0/24",
+    ] {
+        assert_eq!(step(&mut store, &mut m, 0, cmd, None).code, 0, "{cmd}");
+    }
+    let out = step(&mut store, &mut m, 0, "-s save s", None).stdout;
+    let adds: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(
+        adds,
+        [
+            "add s 9.0.0.0/8",
+            "add s 10.0.0.0/16",
+            "add s 10.0.0.0/8",
+            "add s 192.168.0.0/24"
+        ]
+    );
+}
