@@ -129,11 +129,10 @@ pub fn data_text(ty: SetType, d: &Data) -> String {
             ),
             _ => {
                 let mut s = d.name.clone().unwrap_or_default();
+                // ipset reads "before" from a flag word its parser never
+                // sets, so these messages always say "after".
                 if let Some(r) = &d.nameref {
-                    s.push_str(&format!(
-                        " {} {r}",
-                        if d.before { "before" } else { "after" }
-                    ));
+                    s.push_str(&format!(" after {r}"));
                 }
                 s
             }
