@@ -408,14 +408,39 @@ fn test_messages_print_the_element_as_given() {
         ("add l b", "", "", 0),
         // ipset's message says "after" even for "before" (it reads the
         // flag from the wrong word).
-        ("test l a before b", "", "Warning: a after b is in set l.\n", 0),
+        (
+            "test l a before b",
+            "",
+            "Warning: a after b is in set l.\n",
+            0,
+        ),
         ("create p hash:ip,port", "", "", 0),
         ("add p 1.1.1.1,80", "", "", 0),
-        ("test p 1.1.1.1,80", "", "Warning: 1.1.1.1,tcp:80 is in set p.\n", 0),
-        ("test p 1.1.1.1,udp:80", "", "1.1.1.1,udp:80 is NOT in set p.\n", 1),
+        (
+            "test p 1.1.1.1,80",
+            "",
+            "Warning: 1.1.1.1,tcp:80 is in set p.\n",
+            0,
+        ),
+        (
+            "test p 1.1.1.1,udp:80",
+            "",
+            "1.1.1.1,udp:80 is NOT in set p.\n",
+            1,
+        ),
         ("create n hash:net", "", "", 0),
         ("add n 10.0.0.0/8", "", "", 0),
-        ("test n 10.1.1.1/32", "", "Warning: 10.1.1.1 is in set n.\n", 0),
-        ("test n 10.0.0.0/16", "", "10.0.0.0/16 is NOT in set n.\n", 1),
+        (
+            "test n 10.1.1.1/32",
+            "",
+            "Warning: 10.1.1.1 is in set n.\n",
+            0,
+        ),
+        (
+            "test n 10.0.0.0/16",
+            "",
+            "10.0.0.0/16 is NOT in set n.\n",
+            1,
+        ),
     ]);
 }
