@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! table ip nfk handle 1 use 3
-//!   chain INPUT handle 1 use 2 hook input priority 0 type filter policy accept counters 0 0
+//!   chain INPUT handle 1 use 2 hook input priority 0 type filter policy accept packets 0 bytes 0
 //!     userdata "builtin"
 //!     rule handle 4 userdata "A"
 //!       [ payload load 4b @ network header + 12 => reg 1 ]
@@ -15,7 +15,7 @@
 //!     elem 0x0200000a flags 1
 //! ```
 //!
-//! Counters print as `packets bytes`; userdata as a quoted string with
+//! Userdata prints as a quoted string with
 //! bytes outside printable ASCII as `\xNN`; expressions as
 //! [`crate::expr_text`].
 
@@ -88,7 +88,7 @@ fn table(s: &mut String, t: &Table) {
                 let _ = write!(s, " device {dev}");
             }
             if let Some((bytes, packets)) = b.counters {
-                let _ = write!(s, " counters {packets} {bytes}");
+                let _ = write!(s, " packets {packets} bytes {bytes}");
             }
         }
         s.push('\n');
