@@ -54,6 +54,11 @@ fn differential(name: &str, steps: fn() -> Vec<Step>) {
 }
 
 #[test]
+fn ids_destroys_and_big_dumps() {
+    differential("more", more::more);
+}
+
+#[test]
 fn kept_expressions() {
     differential("expressions", expressions::expressions);
 }

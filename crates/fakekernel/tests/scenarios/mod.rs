@@ -2,6 +2,7 @@
 //! helpers that build their datagrams.
 
 pub mod expressions;
+pub mod more;
 pub mod objects;
 pub mod requests;
 pub mod sets;
