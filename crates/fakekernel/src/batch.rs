@@ -231,7 +231,7 @@ fn unbound_anonymous(pass: &Pass) -> bool {
             .table_by_handle(*table)
             .map(|ti| &pass.rs.tables[ti])
             .and_then(|t| t.set_by_handle(*set).map(|si| (t, &t.sets[si])))
-            .is_some_and(|(t, s)| s.is_anonymous() && t.set_use(&s.name) == 0),
+            .is_some_and(|(_, s)| s.is_anonymous() && !s.bound),
         _ => false,
     })
 }
@@ -254,7 +254,8 @@ fn commit(
         st.genid = 1;
     }
     let mut rs = pass.rs;
-    let notes = notify::walk(&mut rs, &pass.txn, st.genid);
+    let listeners = st.conns.values().any(|c| c.subscribed);
+    let notes = notify::walk(&mut rs, &pass.txn, st.genid, listeners);
     rs.sweep();
     st.rs = rs;
     notify::deliver(st, portid, first, notes, task, loss);

@@ -33,6 +33,7 @@ mod encode;
 mod errno;
 mod exprs;
 mod exprtext;
+mod list;
 mod model;
 mod notify;
 mod ops;
@@ -219,11 +220,13 @@ impl Kernel {
             return Vec::new();
         };
         let t = &st.rs.tables[ti];
+        let uses = t.uses();
         t.chains
             .iter()
             .map(|c| {
                 let mut b = Vec::new();
-                encode::chain(&mut b, &hdr(family), &t.name, c, t.chain_use(&c.name));
+                let u = uses.get(c.name.as_str()).copied().unwrap_or(0);
+                encode::chain(&mut b, &hdr(family), &t.name, c, u);
                 reparse(&b)
             })
             .collect()

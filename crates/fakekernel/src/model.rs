@@ -8,13 +8,15 @@
 //! (`hgen`), so handles taken by an aborted batch are not handed out again,
 //! as in the kernel.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use nft::data::{Data, Verdict};
 use nft::expr::{reg, Expr};
 use nft::Family;
+
+use crate::list::{Item, Named};
 
 /// `NFT_CHAIN_BASE`, `NFT_CHAIN_HW_OFFLOAD`, `NFT_CHAIN_BINDING`.
 pub const CHAIN_BASE: u32 = 1;
@@ -37,8 +39,27 @@ pub struct Table {
     /// Handle generator of the table's chains, rules and sets (the last
     /// handle given out). Shared by every copy of this table.
     pub hgen: Arc<AtomicU64>,
-    pub chains: Vec<Chain>,
-    pub sets: Vec<Set>,
+    pub chains: Named<Chain>,
+    /// Shared with the committed copy until a batch changes one.
+    pub sets: Named<Arc<Set>>,
+}
+
+impl Item for Chain {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn handle(&self) -> u64 {
+        self.handle
+    }
+}
+
+impl Item for Arc<Set> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn handle(&self) -> u64 {
+        self.handle
+    }
 }
 
 #[derive(Clone)]
@@ -100,6 +121,9 @@ pub struct Set {
     /// Expressions every element gets (a counter per element).
     pub exprs: Vec<Expr>,
     pub elems: Arc<BTreeMap<ElemKey, Elem>>,
+    /// An anonymous set a rule is bound to (it binds one rule, and goes
+    /// with it).
+    pub bound: bool,
 }
 
 /// An element's identity: the catch-all element, or a key (and, in an
@@ -163,8 +187,8 @@ impl Table {
             flags,
             userdata: None,
             hgen: Arc::new(AtomicU64::new(0)),
-            chains: Vec::new(),
-            sets: Vec::new(),
+            chains: Named::default(),
+            sets: Named::default(),
         }
     }
 
@@ -174,19 +198,19 @@ impl Table {
     }
 
     pub fn chain(&self, name: &str) -> Option<usize> {
-        self.chains.iter().position(|c| c.name == name)
+        self.chains.find(name)
     }
 
     pub fn chain_by_handle(&self, handle: u64) -> Option<usize> {
-        self.chains.iter().position(|c| c.handle == handle)
+        self.chains.find_handle(handle)
     }
 
     pub fn set(&self, name: &str) -> Option<usize> {
-        self.sets.iter().position(|s| s.name == name)
+        self.sets.find(name)
     }
 
     pub fn set_by_handle(&self, handle: u64) -> Option<usize> {
-        self.sets.iter().position(|s| s.handle == handle)
+        self.sets.find_handle(handle)
     }
 
     /// Active rules of every chain.
@@ -194,6 +218,35 @@ impl Table {
         self.chains
             .iter()
             .flat_map(|c| c.rules.iter().filter(|s| !s.gone).map(|s| &*s.rule))
+    }
+
+    /// `chain->use` of every chain, in one pass over the table.
+    pub fn uses(&self) -> HashMap<&str, u32> {
+        let mut u: HashMap<&str, u32> = HashMap::new();
+        for c in &self.chains {
+            *u.entry(c.name.as_str()).or_default() +=
+                c.rules.iter().filter(|s| !s.gone).count() as u32;
+        }
+        for e in self.active_rules().flat_map(|r| r.exprs.iter()) {
+            if let Some(t) = jump_target(e) {
+                *u.entry(t).or_default() += 1;
+            }
+        }
+        for s in &self.sets {
+            for e in s.elems.values() {
+                if let Some(t) = verdict_chain(&e.data) {
+                    *u.entry(t).or_default() += 1;
+                }
+            }
+        }
+        u
+    }
+
+    /// Whether a rule binds the set: an anonymous set's flag, else a scan
+    /// of the rules (the batch's deleted ones included: their bindings go
+    /// only when it commits).
+    pub fn is_bound(&self, set: &Set) -> bool {
+        set.bound || (!set.is_anonymous() && self.set_bindings(&set.name) > 0)
     }
 
     /// `chain->use`: the chain's active rules plus the jumps and gotos to
@@ -271,12 +324,13 @@ impl Table {
                 }
             }
         }
-        for s in &mut self.sets {
+        for s in self.sets.iter_mut() {
             let hit = s
                 .elems
                 .values()
                 .any(|e| verdict_chain(&e.data) == Some(old));
             if hit {
+                let s = Arc::make_mut(s);
                 for e in Arc::make_mut(&mut s.elems).values_mut() {
                     if verdict_chain(&e.data) == Some(old) {
                         if let Some(Data::Verdict(Verdict::Jump(c) | Verdict::Goto(c))) =
@@ -341,10 +395,13 @@ impl Ruleset {
         self.tables.iter().position(|t| t.handle == handle)
     }
 
-    /// Drops the rules deleted by the batch (at commit).
+    /// Drops the rules deleted by the batch and the holes of deleted
+    /// chains and sets (at commit).
     pub fn sweep(&mut self) {
         for t in &mut self.tables {
-            for c in &mut t.chains {
+            t.chains.compact();
+            t.sets.compact();
+            for c in t.chains.iter_mut() {
                 if c.rules.iter().any(|s| s.gone) {
                     Arc::make_mut(&mut c.rules).retain(|s| !s.gone);
                 }

@@ -21,6 +21,8 @@
 //!   origin, and to every subscriber but the origin; the rest, and
 //!   `NEWGEN`, to every subscriber.
 
+use std::collections::{HashMap, HashSet};
+
 use nft::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE};
 use nft::{msg, Family};
 
@@ -55,137 +57,52 @@ fn hdr(ctx: &Ctx, ty: u16, genid: u32) -> Hdr {
 }
 
 /// Walks the transactions of a committing batch over its working ruleset
-/// `rs` (renames applied, deleted rules and anonymous sets removed as
-/// their transactions come) and returns the notifications, in order.
-pub fn walk(rs: &mut Ruleset, txn: &Txn, genid: u32) -> Vec<Note> {
+/// `rs` (renames applied, and deleted rules and anonymous sets gone, as
+/// their transactions come) and returns the notifications, in order —
+/// only those someone gets: all with `listeners`, else the echoed ones.
+/// O(transactions + chains touched).
+pub fn walk(rs: &mut Ruleset, txn: &Txn, genid: u32, listeners: bool) -> Vec<Note> {
+    let mut w = Walk::default();
     let mut notes = Vec::new();
     for (i, t) in txn.list.iter().enumerate() {
-        let mut out = Vec::new();
-        let ctx = match t {
-            Trans::NewTable { ctx, table } | Trans::UpdTable { ctx, table } => {
-                let h = hdr(ctx, msg::NEWTABLE, genid);
-                match rs.table_by_handle(*table) {
-                    Some(ti) => encode::table(&mut out, &h, &TableInfo::from(&rs.tables[ti])),
-                    None => {
-                        if let Some(s) = later_table(txn, i, *table) {
-                            encode::table(&mut out, &h, &s);
-                        }
-                    }
-                }
-                ctx
-            }
-            Trans::DelTable { ctx, snap } => {
-                let info = TableInfo {
-                    name: &snap.name,
-                    flags: snap.flags,
-                    use_: 0,
-                    handle: snap.handle,
-                    userdata: snap.userdata.as_deref(),
-                };
-                encode::table(&mut out, &hdr(ctx, msg::DELTABLE, genid), &info);
-                ctx
-            }
-            Trans::NewChain { ctx, table, chain }
-            | Trans::UpdChain {
-                ctx, table, chain, ..
-            } => {
-                if let Trans::UpdChain {
-                    rename: Some(new), ..
-                } = t
-                {
-                    rename(rs, *table, *chain, new);
-                }
-                let h = hdr(ctx, msg::NEWCHAIN, genid);
-                if let Some(ti) = rs.table_by_handle(*table) {
-                    let tb = &rs.tables[ti];
-                    match tb.chain_by_handle(*chain) {
-                        Some(ci) => {
-                            let c = &tb.chains[ci];
-                            encode::chain(&mut out, &h, &tb.name, c, tb.chain_use(&c.name));
-                        }
-                        None => {
-                            if let Some(c) = later_chain(txn, i, *chain) {
-                                encode::chain(&mut out, &h, &tb.name, c, 0);
-                            }
-                        }
-                    }
-                }
-                ctx
-            }
-            Trans::DelChain { ctx, tname, snap } => {
-                encode::chain(&mut out, &hdr(ctx, msg::DELCHAIN, genid), tname, snap, 0);
-                ctx
-            }
-            Trans::NewRule {
-                ctx,
+        let ctx = t.ctx();
+        let wanted = listeners || ctx.report();
+        // Effects first: they change what later notifications show.
+        match t {
+            Trans::UpdChain {
                 table,
                 chain,
-                rule,
+                rename: Some(new),
                 ..
-            } => {
-                let mut h = hdr(ctx, msg::NEWRULE, genid);
-                h.flags |= rule_flags(ctx);
-                let live = rs.table_by_handle(*table).and_then(|ti| {
-                    let tb = &rs.tables[ti];
-                    let c = &tb.chains[tb.chain_by_handle(*chain)?];
-                    let si = c.rules.iter().position(|s| s.rule.handle == *rule)?;
-                    Some((tb, c, si))
-                });
-                match live {
-                    Some((tb, c, si)) => {
-                        let pos = if si > 0 && si + 1 < c.rules.len() {
-                            c.rules[si - 1].rule.handle
-                        } else {
-                            0
-                        };
-                        encode::rule(&mut out, &h, &tb.name, &c.name, &c.rules[si].rule, pos);
-                    }
-                    // Deleted with its table or chain by this batch.
-                    None => {
-                        if let Some((tname, cname, r)) = later_rule(txn, i, *table, *rule) {
-                            encode::rule(&mut out, &h, tname, cname, r, 0);
-                        }
-                    }
-                }
-                ctx
+            } => rename(rs, *table, *chain, new),
+            Trans::DelRule { table, rule, .. } => {
+                w.removed.insert((*table, rule.handle));
             }
-            Trans::DelRule {
-                ctx,
-                table,
-                tname,
-                chain,
-                cname,
-                rule,
-                anon,
-            } => {
-                let mut h = hdr(ctx, msg::DELRULE, genid);
-                h.flags |= rule_flags(ctx);
-                encode::rule(&mut out, &h, tname, cname, rule, 0);
+            _ => {}
+        }
+        if wanted {
+            let mut out = Vec::new();
+            note(&mut out, &mut w, rs, txn, i, genid);
+            if !out.is_empty() {
                 notes.push(Note {
                     report: ctx.report(),
-                    bytes: std::mem::take(&mut out),
+                    bytes: out,
                 });
-                // The anonymous sets it was bound to go (with their table
-                // when that goes too).
-                let mut unbound: Vec<&Set> = Vec::new();
-                match rs.table_by_handle(*table) {
-                    Some(ti) => {
-                        let tb = &mut rs.tables[ti];
-                        if let Some(ci) = tb.chain_by_handle(*chain) {
-                            let rules = std::sync::Arc::make_mut(&mut tb.chains[ci].rules);
-                            rules.retain(|s| !(s.gone && s.rule.handle == rule.handle));
-                        }
-                        for s in anon {
-                            let Some(si) = tb.set(&s.name) else { continue };
-                            if tb.set_bindings(&s.name) == 0 {
-                                tb.sets.remove(si);
-                                unbound.push(s);
-                            }
-                        }
+            }
+        }
+        // A deleted rule's anonymous sets go with it.
+        if let Trans::DelRule {
+            table, tname, anon, ..
+        } = t
+        {
+            for s in anon {
+                if let Some(ti) = rs.table_by_handle(*table) {
+                    let tb = &mut rs.tables[ti];
+                    if let Some(si) = tb.set(&s.name) {
+                        tb.sets.remove(si);
                     }
-                    None => unbound.extend(anon),
                 }
-                for s in unbound {
+                if wanted {
                     let mut b = Vec::new();
                     encode::set(&mut b, &hdr(ctx, msg::DELSET, genid), tname, s);
                     notes.push(Note {
@@ -193,63 +110,178 @@ pub fn walk(rs: &mut Ruleset, txn: &Txn, genid: u32) -> Vec<Note> {
                         bytes: b,
                     });
                 }
-                ctx
             }
-            Trans::NewSet {
-                ctx, table, set, ..
-            } => {
-                let h = hdr(ctx, msg::NEWSET, genid);
-                if let Some(ti) = rs.table_by_handle(*table) {
-                    let tb = &rs.tables[ti];
-                    match tb.set_by_handle(*set) {
-                        Some(si) => encode::set(&mut out, &h, &tb.name, &tb.sets[si]),
-                        None => {
-                            if let Some(s) = later_set(txn, i, *set) {
-                                encode::set(&mut out, &h, &tb.name, s);
-                            }
-                        }
-                    }
-                }
-                ctx
-            }
-            Trans::DelSet {
-                ctx, tname, snap, ..
-            } => {
-                encode::set(&mut out, &hdr(ctx, msg::DELSET, genid), tname, snap);
-                ctx
-            }
-            Trans::NewElem {
-                ctx,
-                table,
-                set,
-                elem,
-            } => {
-                let h = hdr(ctx, msg::NEWSETELEM, genid);
-                if let Some((tname, sname)) = set_names(rs, txn, i, *table, *set) {
-                    encode::elems(&mut out, &h, &tname, &sname, [elem]);
-                }
-                ctx
-            }
-            Trans::DelElem {
-                ctx,
-                tname,
-                sname,
-                elem,
-                ..
-            } => {
-                let h = hdr(ctx, msg::DELSETELEM, genid);
-                encode::elems(&mut out, &h, tname, sname, [elem]);
-                ctx
-            }
-        };
-        if !out.is_empty() {
-            notes.push(Note {
-                report: ctx.report(),
-                bytes: out,
-            });
         }
     }
     notes
+}
+
+/// What the walk keeps between transactions.
+#[derive(Default)]
+struct Walk {
+    /// Rules whose deletion has been walked: (table, rule handle).
+    removed: HashSet<(u64, u64)>,
+    /// Per (table, chain): rule handle → slot indexes (the slots do not
+    /// move during the walk; a replacement shares its handle).
+    index: HashMap<(u64, u64), HashMap<u64, Vec<usize>>>,
+    /// Per table: chain handle → use count (final: counted at prepare).
+    uses: HashMap<u64, HashMap<u64, u32>>,
+}
+
+/// The notification of transaction `i`, into `out` (empty when there is
+/// none to send).
+fn note(out: &mut Vec<u8>, w: &mut Walk, rs: &Ruleset, txn: &Txn, i: usize, genid: u32) {
+    match &txn.list[i] {
+        Trans::NewTable { ctx, table } | Trans::UpdTable { ctx, table } => {
+            let h = hdr(ctx, msg::NEWTABLE, genid);
+            match rs.table_by_handle(*table) {
+                Some(ti) => encode::table(out, &h, &TableInfo::from(&rs.tables[ti])),
+                None => {
+                    if let Some(s) = later_table(txn, i, *table) {
+                        encode::table(out, &h, &s);
+                    }
+                }
+            }
+        }
+        Trans::DelTable { ctx, snap } => {
+            let info = TableInfo {
+                name: &snap.name,
+                flags: snap.flags,
+                use_: 0,
+                handle: snap.handle,
+                userdata: snap.userdata.as_deref(),
+            };
+            encode::table(out, &hdr(ctx, msg::DELTABLE, genid), &info);
+        }
+        Trans::NewChain { ctx, table, chain }
+        | Trans::UpdChain {
+            ctx, table, chain, ..
+        } => {
+            let h = hdr(ctx, msg::NEWCHAIN, genid);
+            let Some(ti) = rs.table_by_handle(*table) else {
+                return;
+            };
+            let tb = &rs.tables[ti];
+            match tb.chain_by_handle(*chain) {
+                Some(ci) => {
+                    let uses = w.uses.entry(*table).or_insert_with(|| {
+                        let by_name = tb.uses();
+                        tb.chains
+                            .iter()
+                            .map(|c| (c.handle, by_name.get(c.name.as_str()).copied().unwrap_or(0)))
+                            .collect()
+                    });
+                    let u = uses.get(chain).copied().unwrap_or(0);
+                    encode::chain(out, &h, &tb.name, &tb.chains[ci], u);
+                }
+                None => {
+                    if let Some(c) = later_chain(txn, i, *chain) {
+                        encode::chain(out, &h, &tb.name, c, 0);
+                    }
+                }
+            }
+        }
+        Trans::DelChain { ctx, tname, snap } => {
+            encode::chain(out, &hdr(ctx, msg::DELCHAIN, genid), tname, snap, 0);
+        }
+        Trans::NewRule {
+            ctx,
+            table,
+            chain,
+            rule,
+            obj,
+            ..
+        } => {
+            let mut h = hdr(ctx, msg::NEWRULE, genid);
+            h.flags |= rule_flags(ctx);
+            let live = rs.table_by_handle(*table).and_then(|ti| {
+                let tb = &rs.tables[ti];
+                let c = &tb.chains[tb.chain_by_handle(*chain)?];
+                let index = w.index.entry((*table, *chain)).or_insert_with(|| {
+                    let mut m: HashMap<u64, Vec<usize>> = HashMap::new();
+                    for (i, s) in c.rules.iter().enumerate() {
+                        m.entry(s.rule.handle).or_default().push(i);
+                    }
+                    m
+                });
+                let si = index
+                    .get(rule)?
+                    .iter()
+                    .copied()
+                    .find(|&i| std::sync::Arc::ptr_eq(&c.rules[i].rule, obj))?;
+                Some((tb, c, si))
+            });
+            match live {
+                Some((tb, c, si)) => {
+                    // Previous and next rules not yet removed by the walk.
+                    let here = |j: &usize| !w.removed.contains(&(*table, c.rules[*j].rule.handle));
+                    let prev = (0..si).rev().find(here);
+                    let next = (si + 1..c.rules.len()).find(here);
+                    let pos = match (prev, next) {
+                        (Some(p), Some(_)) => c.rules[p].rule.handle,
+                        _ => 0,
+                    };
+                    encode::rule(out, &h, &tb.name, &c.name, &c.rules[si].rule, pos);
+                }
+                // Deleted with its table or chain by this batch.
+                None => {
+                    if let Some((tname, cname, r)) = later_rule(txn, i, *table, *rule) {
+                        encode::rule(out, &h, tname, cname, r, 0);
+                    }
+                }
+            }
+        }
+        Trans::DelRule {
+            ctx,
+            tname,
+            cname,
+            rule,
+            ..
+        } => {
+            let mut h = hdr(ctx, msg::DELRULE, genid);
+            h.flags |= rule_flags(ctx);
+            encode::rule(out, &h, tname, cname, rule, 0);
+        }
+        Trans::NewSet {
+            ctx, table, set, ..
+        } => {
+            let h = hdr(ctx, msg::NEWSET, genid);
+            if let Some(ti) = rs.table_by_handle(*table) {
+                let tb = &rs.tables[ti];
+                match tb.set_by_handle(*set) {
+                    Some(si) => encode::set(out, &h, &tb.name, &tb.sets[si]),
+                    None => {
+                        if let Some(s) = later_set(txn, i, *set) {
+                            encode::set(out, &h, &tb.name, s);
+                        }
+                    }
+                }
+            }
+        }
+        Trans::DelSet { ctx, tname, snap } => {
+            encode::set(out, &hdr(ctx, msg::DELSET, genid), tname, snap);
+        }
+        Trans::NewElem {
+            ctx,
+            table,
+            set,
+            elem,
+        } => {
+            let h = hdr(ctx, msg::NEWSETELEM, genid);
+            if let Some((tname, sname)) = set_names(rs, txn, i, *table, *set) {
+                encode::elems(out, &h, &tname, &sname, [elem]);
+            }
+        }
+        Trans::DelElem {
+            ctx,
+            tname,
+            sname,
+            elem,
+        } => {
+            let h = hdr(ctx, msg::DELSETELEM, genid);
+            encode::elems(out, &h, tname, sname, [elem]);
+        }
+    }
 }
 
 /// Rule notifications say "append" for appends and replacements.
@@ -270,7 +302,8 @@ fn rename(rs: &mut Ruleset, table: u64, chain: u64, new: &str) {
     let Some(ci) = tb.chain_by_handle(chain) else {
         return;
     };
-    let old = std::mem::replace(&mut tb.chains[ci].name, new.to_string());
+    let old = tb.chains[ci].name.clone();
+    tb.chains.rename(ci, new, |c, n| c.name = n.to_string());
     tb.rename_refs(&old, new);
 }
 
@@ -312,8 +345,8 @@ fn later_chain(txn: &Txn, from: usize, handle: u64) -> Option<&crate::model::Cha
 
 fn later_set(txn: &Txn, from: usize, handle: u64) -> Option<&Set> {
     txn.list[from..].iter().find_map(|t| match t {
-        Trans::DelSet { snap, .. } if snap.handle == handle => Some(snap),
-        Trans::DelRule { anon, .. } => anon.iter().find(|s| s.handle == handle),
+        Trans::DelSet { snap, .. } if snap.handle == handle => Some(&**snap),
+        Trans::DelRule { anon, .. } => anon.iter().find(|s| s.handle == handle).map(|s| &**s),
         _ => None,
     })
 }

@@ -115,10 +115,12 @@ fn dump(st: &mut State, portid: u32, m: &Msg) -> Result<Vec<Vec<u8>>, i32> {
         }
         msg::GETCHAIN => {
             for t in rs.tables.iter().filter(|t| matches(fam, t.family)) {
+                let uses = t.uses();
                 for c in &t.chains {
                     let mut b = Vec::new();
                     let hh = h(msg::NEWCHAIN, t.family, 0);
-                    encode::chain(&mut b, &hh, &t.name, c, t.chain_use(&c.name));
+                    let u = uses.get(c.name.as_str()).copied().unwrap_or(0);
+                    encode::chain(&mut b, &hh, &t.name, c, u);
                     msgs.push(b);
                 }
             }

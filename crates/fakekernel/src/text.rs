@@ -67,13 +67,14 @@ fn table(s: &mut String, t: &Table) {
     if let Some(u) = &t.userdata {
         let _ = writeln!(s, "  userdata {}", quoted(u));
     }
+    let uses = t.uses();
     for c in &t.chains {
         let _ = write!(
             s,
             "  chain {} handle {} use {}",
             c.name,
             c.handle,
-            t.chain_use(&c.name)
+            uses.get(c.name.as_str()).copied().unwrap_or(0)
         );
         if let Some(b) = &c.base {
             let _ = write!(

@@ -3,6 +3,7 @@
 //! and to notify), and the batch-local ids that later messages of the same
 //! batch may name objects by.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use nft::netlink::NLM_F_ECHO;
@@ -65,7 +66,10 @@ pub enum Trans {
         ctx: Ctx,
         table: u64,
         chain: u64,
+        /// Its handle (a replacement shares it with the rule it replaces).
         rule: u64,
+        /// The rule itself, to tell it from others of its handle.
+        obj: Arc<Rule>,
         /// `NFTA_RULE_ID`.
         id: Option<u32>,
     },
@@ -73,11 +77,10 @@ pub enum Trans {
         ctx: Ctx,
         table: u64,
         tname: String,
-        chain: u64,
         cname: String,
         rule: Arc<Rule>,
         /// Anonymous sets this rule was bound to: they go with it.
-        anon: Vec<Set>,
+        anon: Vec<Arc<Set>>,
     },
     NewSet {
         ctx: Ctx,
@@ -89,7 +92,7 @@ pub enum Trans {
     DelSet {
         ctx: Ctx,
         tname: String,
-        snap: Set,
+        snap: Arc<Set>,
     },
     NewElem {
         ctx: Ctx,
@@ -103,6 +106,26 @@ pub enum Trans {
         sname: String,
         elem: Elem,
     },
+}
+
+impl Trans {
+    /// The request it came from.
+    pub fn ctx(&self) -> &Ctx {
+        match self {
+            Trans::NewTable { ctx, .. }
+            | Trans::UpdTable { ctx, .. }
+            | Trans::DelTable { ctx, .. }
+            | Trans::NewChain { ctx, .. }
+            | Trans::UpdChain { ctx, .. }
+            | Trans::DelChain { ctx, .. }
+            | Trans::NewRule { ctx, .. }
+            | Trans::DelRule { ctx, .. }
+            | Trans::NewSet { ctx, .. }
+            | Trans::DelSet { ctx, .. }
+            | Trans::NewElem { ctx, .. }
+            | Trans::DelElem { ctx, .. } => ctx,
+        }
+    }
 }
 
 /// A deleted table as its notification shows it.
@@ -119,6 +142,12 @@ pub struct Txn {
     pub list: Vec<Trans>,
     /// `NFTA_CHAIN_ID`s of chains created by this batch: (id, table, chain).
     pub chain_ids: Vec<(u32, u64, u64)>,
+    /// `NFTA_RULE_ID` of rules created by this batch: (table, chain, id) →
+    /// rule handle, the first rule of an id (the kernel walks its commit
+    /// list from the start).
+    pub rule_ids: HashMap<(u64, u64, u32), u64>,
+    /// `NFTA_SET_ID` of sets created by this batch: (table, id) → handle.
+    pub set_ids: HashMap<(u64, u32), u64>,
     /// Re-validate the message's table after every rule or element
     /// (the kernel's replay of a batch whose commit-time validation
     /// failed, so that the failing message gets the error).
@@ -140,30 +169,33 @@ impl Txn {
     /// The rule created by this batch with `NFTA_RULE_ID` `id` in chain
     /// `chain` (the first one, as the kernel walks its commit list).
     pub fn rule_by_id(&self, table: u64, chain: u64, id: u32) -> Option<u64> {
-        self.list.iter().find_map(|t| match t {
-            Trans::NewRule {
-                table: tt,
-                chain: c,
-                rule,
-                id: Some(i),
-                ..
-            } if *tt == table && *c == chain && *i == id => Some(*rule),
-            _ => None,
-        })
+        self.rule_ids.get(&(table, chain, id)).copied()
     }
 
     /// The set created by this batch with `NFTA_SET_ID` `id` in table
     /// `table`.
     pub fn set_by_id(&self, table: u64, id: u32) -> Option<u64> {
-        self.list.iter().find_map(|t| match t {
-            Trans::NewSet {
-                table: tt,
-                set,
-                id: i,
+        self.set_ids.get(&(table, id)).copied()
+    }
+
+    /// Records a transaction, indexing the ids it defines.
+    pub fn push(&mut self, t: Trans) {
+        match &t {
+            Trans::NewRule {
+                table,
+                chain,
+                rule,
+                id: Some(id),
                 ..
-            } if *tt == table && *i == id => Some(*set),
-            _ => None,
-        })
+            } => {
+                self.rule_ids.entry((*table, *chain, *id)).or_insert(*rule);
+            }
+            Trans::NewSet { table, set, id, .. } => {
+                self.set_ids.entry((*table, *id)).or_insert(*set);
+            }
+            _ => {}
+        }
+        self.list.push(t);
     }
 
     /// A rename of a chain of `table` to `name` is already pending.

@@ -140,7 +140,7 @@ fn add(p: &mut Prep, ctx: Ctx, ti: usize, policy: u32, flags: u32, c: nft::Chain
     if let Some(id) = c.id {
         p.txn.chain_ids.push((id, th, handle));
     }
-    p.txn.list.push(Trans::NewChain {
+    p.txn.push(Trans::NewChain {
         ctx,
         table: th,
         chain: handle,
@@ -188,7 +188,7 @@ fn update(p: &mut Prep, ctx: Ctx, ti: usize, ci: usize, flags: u32, c: &nft::Cha
         }
     }
     let ch = chain.handle;
-    p.txn.list.push(Trans::UpdChain {
+    p.txn.push(Trans::UpdChain {
         ctx,
         table: th,
         chain: ch,
@@ -223,7 +223,7 @@ pub fn del(p: &mut Prep, ctx: Ctx, c: nft::Chain, destroy: bool) -> Res {
         return Err(EBUSY);
     }
     let snap = table.chains.remove(ci);
-    p.txn.list.push(Trans::DelChain {
+    p.txn.push(Trans::DelChain {
         ctx,
         tname: table.name.clone(),
         snap,

@@ -77,7 +77,7 @@ pub fn new(p: &mut Prep, ctx: Ctx, l: nft::SetElems) -> Res {
         .and_then(|h| table.set_by_handle(h));
     let si = set_of(table, by_id, &l)?;
     let set = &table.sets[si];
-    if set.flags & CONSTANT != 0 && table.set_bindings(&set.name) > 0 {
+    if set.flags & CONSTANT != 0 && table.is_bound(set) {
         return Err(EBUSY);
     }
     for e in l.elems {
@@ -169,8 +169,9 @@ fn add(p: &mut Prep, ctx: Ctx, ti: usize, si: usize, e: nft::SetElem) -> Res {
     };
     let table = &mut p.rs.tables[ti];
     let (th, sh) = (table.handle, table.sets[si].handle);
-    Arc::make_mut(&mut table.sets[si].elems).insert(key, elem.clone());
-    p.txn.list.push(Trans::NewElem {
+    let set = Arc::make_mut(&mut table.sets[si]);
+    Arc::make_mut(&mut set.elems).insert(key, elem.clone());
+    p.txn.push(Trans::NewElem {
         ctx,
         table: th,
         set: sh,
@@ -182,6 +183,9 @@ fn add(p: &mut Prep, ctx: Ctx, ti: usize, si: usize, e: nft::SetElem) -> Res {
 /// Elements that count against the set's size: all of them, but the ends
 /// of ranges in an interval set (a range is one element of its size).
 fn counted(set: &Set) -> usize {
+    if !set.is_interval() {
+        return set.elems.len();
+    }
     set.elems.keys().filter(|k| !k.catchall && !k.end).count()
 }
 
@@ -220,17 +224,17 @@ pub fn del(p: &mut Prep, ctx: Ctx, l: nft::SetElems, destroy: bool) -> Res {
     let Some(si) = table.set(&l.set) else {
         return absent(destroy);
     };
-    if table.sets[si].flags & CONSTANT != 0 && table.set_bindings(&table.sets[si].name) > 0 {
+    if table.sets[si].flags & CONSTANT != 0 && table.is_bound(&table.sets[si]) {
         return Err(EBUSY);
     }
     let (tname, sname) = (table.name.clone(), table.sets[si].name.clone());
     if l.elems.is_empty() {
         // A flush: every element.
-        let set = &mut table.sets[si];
+        let set = Arc::make_mut(&mut table.sets[si]);
         let all: Vec<Elem> = set.walk().into_iter().cloned().collect();
         Arc::make_mut(&mut set.elems).clear();
         for elem in all {
-            p.txn.list.push(Trans::DelElem {
+            p.txn.push(Trans::DelElem {
                 ctx,
                 tname: tname.clone(),
                 sname: sname.clone(),
@@ -246,11 +250,11 @@ pub fn del(p: &mut Prep, ctx: Ctx, l: nft::SetElems, destroy: bool) -> Res {
             return Err(EINVAL);
         }
         let key = key_of(set, &e, flags)?;
-        let set = &mut table.sets[si];
+        let set = Arc::make_mut(&mut table.sets[si]);
         let Some(elem) = Arc::make_mut(&mut set.elems).remove(&key) else {
             return if destroy { Ok(()) } else { Err(ENOENT) };
         };
-        p.txn.list.push(Trans::DelElem {
+        p.txn.push(Trans::DelElem {
             ctx,
             tname: tname.clone(),
             sname: sname.clone(),

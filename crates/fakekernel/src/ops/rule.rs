@@ -67,13 +67,20 @@ pub fn new(p: &mut Prep, ctx: Ctx, r: nft::Rule) -> Res {
     }
     check_len("", r.userdata.as_deref())?;
     let mut exprs = r.exprs;
+    // Anonymous sets the rule binds (bound once every expression is fine).
+    let mut binds = Vec::new();
     for i in 0..exprs.len() {
         let (before, rest) = exprs.split_at_mut(i);
-        init_expr(table, p.txn, th, &mut rest[0], before)?;
+        if let Some(si) = init_expr(table, p.txn, th, &mut rest[0], before)? {
+            binds.push(si);
+        }
         exprs::canon(&mut rest[0]);
     }
     let ch = chain.handle;
     let table = &mut p.rs.tables[ti];
+    for si in binds {
+        Arc::make_mut(&mut table.sets[si]).bound = true;
+    }
     let mut at = at;
     if replace {
         let si = at.expect("replace has a slot");
@@ -82,12 +89,13 @@ pub fn new(p: &mut Prep, ctx: Ctx, r: nft::Rule) -> Res {
         }
         del_slot(table, p.txn, ctx, ci, si);
     }
+    let obj = Arc::new(Rule {
+        handle,
+        exprs,
+        userdata: r.userdata,
+    });
     let slot = Slot {
-        rule: Arc::new(Rule {
-            handle,
-            exprs,
-            userdata: r.userdata,
-        }),
+        rule: obj.clone(),
         gone: false,
     };
     let rules = Arc::make_mut(&mut table.chains[ci].rules);
@@ -100,11 +108,12 @@ pub fn new(p: &mut Prep, ctx: Ctx, r: nft::Rule) -> Res {
         None if append => rules.push(slot),
         None => rules.insert(0, slot),
     }
-    p.txn.list.push(Trans::NewRule {
+    p.txn.push(Trans::NewRule {
         ctx,
         table: th,
         chain: ch,
         rule: handle,
+        obj,
         id: r.id,
     });
     if p.txn.validate_each {
@@ -114,8 +123,15 @@ pub fn new(p: &mut Prep, ctx: Ctx, r: nft::Rule) -> Res {
 }
 
 /// What an expression's init checks, and the kernel's form of it: a
-/// lookup names its set (a batch-local set id is resolved).
-fn init_expr(table: &Table, txn: &mut Txn, th: u64, e: &mut Expr, before: &[Expr]) -> Res {
+/// lookup names its set (a batch-local set id is resolved). Returns the
+/// anonymous set it binds, if any.
+fn init_expr(
+    table: &Table,
+    txn: &mut Txn,
+    th: u64,
+    e: &mut Expr,
+    before: &[Expr],
+) -> Result<Option<usize>, i32> {
     match e {
         Expr::Immediate { dreg, data } => match (data, *dreg == reg::VERDICT) {
             (Data::Verdict(v), true) => {
@@ -126,10 +142,10 @@ fn init_expr(table: &Table, txn: &mut Txn, th: u64, e: &mut Expr, before: &[Expr
                     }
                     txn.needs_validation = true;
                 }
-                Ok(())
+                Ok(None)
             }
             (Data::Verdict(_), false) | (Data::Value(_), true) => Err(EINVAL),
-            (Data::Value(_), false) => Ok(()),
+            (Data::Value(_), false) => Ok(None),
         },
         Expr::Lookup {
             set, set_id, dreg, ..
@@ -156,18 +172,18 @@ fn init_expr(table: &Table, txn: &mut Txn, th: u64, e: &mut Expr, before: &[Expr
                 }
             }
             let bound_here = before.iter().any(|x| lookup_set(x) == Some(&s.name));
-            if s.is_anonymous() && (table.set_bindings(&s.name) > 0 || bound_here) {
+            if s.is_anonymous() && (s.bound || bound_here) {
                 return Err(EBUSY);
             }
             *set = s.name.clone();
             *set_id = None;
-            Ok(())
+            Ok(s.is_anonymous().then_some(si))
         }
         _ => {
             if exprs::validates(e) {
                 txn.needs_validation = true;
             }
-            Ok(())
+            Ok(None)
         }
     }
 }
@@ -181,7 +197,7 @@ pub fn del_slot(table: &mut Table, txn: &mut Txn, ctx: Ctx, ci: usize, si: usize
     let slot = &mut Arc::make_mut(&mut chain.rules)[si];
     slot.gone = true;
     let rule = slot.rule.clone();
-    let (ch, cname) = (chain.handle, chain.name.clone());
+    let cname = chain.name.clone();
     let anon = rule
         .exprs
         .iter()
@@ -190,11 +206,10 @@ pub fn del_slot(table: &mut Table, txn: &mut Txn, ctx: Ctx, ci: usize, si: usize
         .filter(|s| s.is_anonymous())
         .cloned()
         .collect();
-    txn.list.push(Trans::DelRule {
+    txn.push(Trans::DelRule {
         ctx,
         table: th,
         tname,
-        chain: ch,
         cname,
         rule,
         anon,
@@ -218,7 +233,7 @@ pub fn del(p: &mut Prep, ctx: Ctx, r: nft::Rule, destroy: bool) -> Res {
     let th = p.rs.tables[ti].handle;
     let table = &mut p.rs.tables[ti];
     if r.chain.is_empty() {
-        for ci in 0..table.chains.len() {
+        for ci in table.chains.indexes() {
             flush_chain(table, p.txn, ctx, ci);
         }
         return Ok(());

@@ -108,7 +108,7 @@ pub fn new(p: &mut Prep, ctx: Ctx, s: nft::Set) -> Res {
         return Err(EOPNOTSUPP);
     }
     let handle = table.alloc_handle();
-    table.sets.push(Set {
+    table.sets.push(Arc::new(Set {
         name,
         handle,
         flags,
@@ -128,8 +128,9 @@ pub fn new(p: &mut Prep, ctx: Ctx, s: nft::Set) -> Res {
         userdata: s.userdata,
         exprs: s.exprs,
         elems: Arc::new(BTreeMap::new()),
-    });
-    p.txn.list.push(Trans::NewSet {
+        bound: false,
+    }));
+    p.txn.push(Trans::NewSet {
         ctx,
         table: table.handle,
         set: handle,
@@ -189,7 +190,7 @@ pub fn del(p: &mut Prep, ctx: Ctx, s: nft::Set, destroy: bool) -> Res {
         return Err(EBUSY);
     }
     let snap = table.sets.remove(si);
-    p.txn.list.push(Trans::DelSet {
+    p.txn.push(Trans::DelSet {
         ctx,
         tname: table.name.clone(),
         snap,

@@ -48,7 +48,7 @@ pub fn new(p: &mut Prep, ctx: Ctx, t: nft::Table) -> Res {
         }
         table.flags = flags;
         let handle = table.handle;
-        p.txn.list.push(Trans::UpdTable { ctx, table: handle });
+        p.txn.push(Trans::UpdTable { ctx, table: handle });
         return Ok(());
     }
     let flags = t.flags.unwrap_or(0);
@@ -58,7 +58,7 @@ pub fn new(p: &mut Prep, ctx: Ctx, t: nft::Table) -> Res {
     *p.table_handles += 1;
     let mut table = Table::new(ctx.family, &t.name, *p.table_handles, flags);
     table.userdata = t.userdata;
-    p.txn.list.push(Trans::NewTable {
+    p.txn.push(Trans::NewTable {
         ctx,
         table: table.handle,
     });
@@ -102,32 +102,35 @@ pub fn del(p: &mut Prep, ctx: Ctx, t: nft::Table, destroy: bool) -> Res {
 /// anonymous ones still bound, which go with their rules), its chains,
 /// itself — the transactions in that order.
 pub fn flush(p: &mut Prep, ctx: Ctx, i: usize) {
-    for ci in 0..p.rs.tables[i].chains.len() {
+    for ci in p.rs.tables[i].chains.indexes() {
         super::rule::flush_chain(&mut p.rs.tables[i], p.txn, ctx, ci);
     }
     let table = &mut p.rs.tables[i];
     let tname = table.name.clone();
-    let sets = std::mem::take(&mut table.sets);
-    let (keep, del): (Vec<_>, Vec<_>) = sets
+    let (keep, del): (Vec<_>, Vec<_>) = table
+        .sets
+        .drain()
         .into_iter()
-        .partition(|s| s.is_anonymous() && table.set_bindings(&s.name) > 0);
-    table.sets = keep;
+        .partition(|s| s.is_anonymous() && s.bound);
+    for s in keep {
+        table.sets.push(s);
+    }
     for s in del {
-        p.txn.list.push(Trans::DelSet {
+        p.txn.push(Trans::DelSet {
             ctx,
             tname: tname.clone(),
             snap: s,
         });
     }
-    for c in std::mem::take(&mut table.chains) {
-        p.txn.list.push(Trans::DelChain {
+    for c in table.chains.drain() {
+        p.txn.push(Trans::DelChain {
             ctx,
             tname: tname.clone(),
             snap: c,
         });
     }
     let table = p.rs.tables.remove(i);
-    p.txn.list.push(Trans::DelTable {
+    p.txn.push(Trans::DelTable {
         ctx,
         snap: TableSnap {
             name: table.name,
