@@ -100,7 +100,7 @@ pub fn run(st: &mut State, portid: u32, d: &[u8], task: &Task) {
         if pass.txn.needs_validation && validate_all(&pass.rs).is_err() {
             pass = process(st, portid, &items[1..], malformed, true, fail);
             st.table_handles = pass.table_handles;
-        } else if let Some((FailAt::Begin, e)) = fail {
+        } else if let Some((FailAt::Commit, e)) = fail {
             commit_err = Some(e);
         } else if unbound_anonymous(&pass) {
             commit_err = Some(EINVAL);
@@ -160,7 +160,7 @@ fn process(
         end: None,
         table_handles: st.table_handles,
     };
-    let mut fault = fail.filter(|(at, _)| !matches!(at, FailAt::Begin));
+    let mut fault = fail.filter(|(at, _)| !matches!(at, FailAt::Commit));
     for (i, it) in items.iter().enumerate() {
         let m = &it.msg;
         let err = if m.flags & NLM_F_REQUEST == 0 {
@@ -194,7 +194,7 @@ fn process(
 
 fn hits(at: FailAt, index: usize, ty: u16) -> bool {
     match at {
-        FailAt::Begin => false,
+        FailAt::Commit => false,
         FailAt::Message(n) => n == index,
         FailAt::FirstOf(t) => t == ty,
     }

@@ -54,7 +54,7 @@ impl Transport for Conn {
             if std::mem::take(&mut c.overrun) {
                 return Err(io::Error::from_raw_os_error(ENOBUFS));
             }
-            if let Some(d) = c.queue.pop_front() {
+            if let Some(d) = c.pop() {
                 let n = d.len().min(buf.len());
                 buf[..n].copy_from_slice(&d[..n]);
                 return Ok(Some(d.len()));
@@ -105,7 +105,10 @@ impl Transport for Conn {
         Ok(())
     }
 
-    fn set_rcvbuf(&mut self, _bytes: usize) -> io::Result<()> {
+    fn set_rcvbuf(&mut self, bytes: usize) -> io::Result<()> {
+        if let Some(c) = self.kernel.lock().conns.get_mut(&self.portid) {
+            c.set_rcvbuf(bytes);
+        }
         Ok(())
     }
 

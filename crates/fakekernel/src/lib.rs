@@ -15,7 +15,8 @@
 //! ids, bindings and use counts) and elements (intervals, verdict data,
 //! userdata, per-element expressions), jump validation (depth and loops:
 //! `EMLINK`), dumps with their filters, single gets, echoes and
-//! notifications.
+//! notifications (dropped, with `ENOBUFS` on the next receive, for a
+//! subscriber whose receive buffer is full).
 //!
 //! Not modelled: stateful objects, flowtables, devices (netdev and
 //! ingress chains), element timeouts, owner tables' lifetime, interval
@@ -56,9 +57,10 @@ use state::State;
 /// Where the next commit fails ([`Kernel::fail_next_commit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailAt {
-    /// At commit, after every message succeeded: the error is reported on
-    /// the batch-begin message (as a commit-time failure is).
-    Begin,
+    /// The commit itself, after every message succeeded: the error comes
+    /// on the first message after the batch-begin one, where the kernel
+    /// reports a failure of its commit.
+    Commit,
     /// On the n-th message between begin and end (0-based).
     Message(usize),
     /// On the first message of this `NFT_MSG_*` type.

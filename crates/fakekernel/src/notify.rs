@@ -422,7 +422,7 @@ pub fn deliver(
             if lose_events {
                 st.overrun(p);
             } else {
-                st.queue(p, d.clone());
+                st.multicast(p, d.clone());
             }
         }
     }

@@ -13,15 +13,53 @@ use crate::model::Ruleset;
 use crate::{FailAt, Loss, Stats};
 
 /// One connection's side in the kernel.
-#[derive(Default)]
 pub struct Conn {
     /// Datagrams queued for it, oldest first.
     pub queue: VecDeque<Vec<u8>>,
+    /// Bytes in `queue`.
+    pub queued: usize,
+    /// Receive buffer, bytes: a notification finding this much queued is
+    /// dropped (as the kernel's multicast does; replies to requests are
+    /// never dropped here).
+    pub rcvbuf: usize,
     /// Datagrams were dropped: its next receive fails with `ENOBUFS`.
     pub overrun: bool,
     /// Member of the nf_tables notification group.
     pub subscribed: bool,
     pub nonblocking: bool,
+}
+
+/// `rmem_default`, doubled as the kernel books it.
+const DEFAULT_RCVBUF: usize = 2 * 212_992;
+/// `SOCK_MIN_RCVBUF`: the least a receive buffer is set to.
+const MIN_RCVBUF: usize = 2304;
+
+impl Default for Conn {
+    fn default() -> Self {
+        Conn {
+            queue: VecDeque::new(),
+            queued: 0,
+            rcvbuf: DEFAULT_RCVBUF,
+            overrun: false,
+            subscribed: false,
+            nonblocking: false,
+        }
+    }
+}
+
+impl Conn {
+    /// Sets the receive buffer as `SO_RCVBUF` does: doubled, at least the
+    /// kernel's minimum.
+    pub fn set_rcvbuf(&mut self, bytes: usize) {
+        self.rcvbuf = bytes.saturating_mul(2).max(MIN_RCVBUF);
+    }
+
+    /// Takes the oldest datagram.
+    pub fn pop(&mut self) -> Option<Vec<u8>> {
+        let d = self.queue.pop_front()?;
+        self.queued -= d.len();
+        Some(d)
+    }
 }
 
 /// Faults armed for what comes next.
@@ -77,7 +115,22 @@ impl State {
     /// Queues `datagram` for connection `portid` (dropped if it closed).
     pub fn queue(&mut self, portid: u32, datagram: Vec<u8>) {
         if let Some(c) = self.conns.get_mut(&portid) {
+            c.queued += datagram.len();
             c.queue.push_back(datagram);
+        }
+    }
+
+    /// Queues a notification for subscriber `portid`, unless its receive
+    /// buffer is full: then it is lost and the next receive fails with
+    /// `ENOBUFS`.
+    pub fn multicast(&mut self, portid: u32, datagram: Vec<u8>) {
+        if let Some(c) = self.conns.get_mut(&portid) {
+            if c.queued > c.rcvbuf {
+                c.overrun = true;
+            } else {
+                c.queued += datagram.len();
+                c.queue.push_back(datagram);
+            }
         }
     }
 

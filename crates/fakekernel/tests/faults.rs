@@ -67,7 +67,7 @@ fn notifications_name_objects_and_origin() {
 fn armed_commit_failures() {
     // (where, errno, the batch's errors as (tag, errno))
     let cases = [
-        (FailAt::Begin, 12, vec![(Some(1), 12)]),
+        (FailAt::Commit, 12, vec![(Some(1), 12)]),
         (FailAt::Message(1), 28, vec![(Some(2), 28)]),
         (FailAt::FirstOf(msg::NEWRULE), 22, vec![(Some(3), 22)]),
     ];
@@ -131,6 +131,26 @@ fn lost_events_show_as_an_overrun_marker() {
     assert!(s.commit(&mut b).unwrap().outcome.is_ok());
     let got = events.try_recv().unwrap();
     assert_eq!(got.len(), 2, "{got:?}");
+}
+
+#[test]
+fn a_small_receive_buffer_overruns() {
+    let k = Kernel::new();
+    let mut small = nft::EventSocket::with_transport(Box::new(k.connect()), 1).unwrap();
+    let mut big = k.event_socket();
+    let mut s = k.socket();
+    setup(&mut s);
+    for i in 0..20 {
+        let mut b = s.batch(None);
+        b.add(&Chain::new(F, T, &format!("c{i}")), 0);
+        assert!(s.commit(&mut b).unwrap().outcome.is_ok());
+    }
+    let got = small.try_recv().unwrap();
+    assert!(got.iter().any(|e| e.overrun), "{got:?}");
+    assert!(got.len() < 44, "{}", got.len());
+    let got = big.try_recv().unwrap();
+    assert!(!got.iter().any(|e| e.overrun));
+    assert_eq!(got.len(), 3 + 2 * 20);
 }
 
 #[test]

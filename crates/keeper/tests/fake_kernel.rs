@@ -259,7 +259,7 @@ fn kernel_refusals_come_back_per_message() {
     let out = command(&mut sock, &["-X", "web"]);
     assert_eq!(out.errors.first().map(|e| e.code), Some(-16), "{out:?}");
     // An injected commit failure aborts the batch as the kernel would.
-    k.fail_next_commit(FailAt::Begin, 12);
+    k.fail_next_commit(FailAt::Commit, 12);
     let out = command(&mut sock, &["-A", "web", "-j", "RETURN"]);
     assert_eq!(out.errors.first().map(|e| e.code), Some(-12), "{out:?}");
     assert_eq!(k.text(), before);

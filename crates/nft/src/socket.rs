@@ -34,9 +34,11 @@
 //!   offering a >= 32 KiB receive buffer (done); keep long chains cached.
 //! - Errors are delivered once, after the whole batch has been processed,
 //!   one `NLMSG_ERROR` per failing message with that message's sequence
-//!   number; a commit-time failure or a generation mismatch (`ERESTART`) is
-//!   reported on the batch-begin message. `NETLINK_CAP_ACK` keeps error
-//!   messages small (the failing request is not copied back).
+//!   number; a generation mismatch (`ERESTART`) is reported on the
+//!   batch-begin message, a failure of the commit itself on the first
+//!   message after it (checked by `crates/fakekernel`'s differential
+//!   test). `NETLINK_CAP_ACK` keeps error messages small (the failing
+//!   request is not copied back).
 
 use std::io;
 
