@@ -3,18 +3,22 @@
 //! types its validation allows (checked from every base chain that reaches
 //! the rule, see [`crate::validate`]).
 //!
-//! Facts (kernel 6.18, checked by the differential test): a lookup dumps
+//! Facts (kernel 6.18, checked by the differential tests): a lookup dumps
 //! its flags (0 when none were given), a quota its consumed bytes, numgen
-//! its offset; nat, masq and redir dump the max register of a range equal
+//! its offset, log its level (4 by default) or its nflog group, ct a
+//! direction only for keys that have one; nat, masq and redir dump the max register of a range equal
 //! to its min when only the min was given, and nat and redir (not masq)
 //! flag what they map (`NF_NAT_RANGE_MAP_IPS`,
 //! `NF_NAT_RANGE_PROTO_SPECIFIED`).
 
-use nft::expr::{fib, rt, Expr};
+use nft::expr::{ct, fib, rt, Expr};
 
 /// `NF_NAT_RANGE_MAP_IPS`, `NF_NAT_RANGE_PROTO_SPECIFIED`.
 const MAP_IPS: u32 = 1;
 const PROTO_SPECIFIED: u32 = 2;
+
+/// The syslog level of a log statement that gives none.
+const LOGLEVEL_WARNING: u32 = 4;
 
 /// `NF_INET_*` hook bits.
 const PRE: u32 = 1 << 0;
@@ -34,6 +38,35 @@ pub fn canon(e: &mut Expr) {
         }
         Expr::Numgen { offset, .. } => {
             offset.get_or_insert(0);
+        }
+        // A direction only for the keys of one direction; for counters and
+        // the zone, if one was given.
+        Expr::Ct { key, dir, .. } => match *key {
+            ct::SRC | ct::DST | ct::PROTO_SRC | ct::PROTO_DST | 19..=22 => {}
+            14..=17 => *dir = dir.filter(|d| *d < 2),
+            _ => *dir = None,
+        },
+        // Syslog: the level (warning unless given) and flags if any;
+        // nflog: the group, the snaplen if given, the queue threshold if
+        // not 0.
+        Expr::Log {
+            group,
+            snaplen,
+            qthreshold,
+            level,
+            flags,
+            ..
+        } => {
+            if group.is_none() {
+                level.get_or_insert(LOGLEVEL_WARNING);
+                *flags = flags.filter(|f| *f != 0);
+                *snaplen = None;
+                *qthreshold = None;
+            } else {
+                *level = None;
+                *flags = None;
+                *qthreshold = qthreshold.filter(|q| *q != 0);
+            }
         }
         Expr::Nat {
             reg_addr_min,

@@ -1,8 +1,9 @@
 //! keeper's planning and reading against the fake kernel (crate
 //! `nfk-fakekernel`), without root: restores and commands planned by
 //! `KernelApply` commit on it, `read_table`/`read_scoped` read them back,
-//! `save_table_to` and `verify_table` agree. Needs no namespace: nothing
-//! here touches the real kernel.
+//! `save_table_to` and `verify_table` agree. Only the last test touches
+//! the real kernel (in a fresh namespace, skipped without root): the same
+//! keeper batches on both kernels must leave the same state.
 
 use compile::runs::RunOpts;
 use fakekernel::{FailAt, Kernel, Loss};
@@ -16,13 +17,6 @@ use ruleset::{Family, Ruleset, TableKind};
 
 const FAM: Family = Family::Ipv4;
 const FILTER: TableKind = TableKind::Filter;
-
-fn ropts(noflush: bool) -> RestoreOpts<'static> {
-    RestoreOpts {
-        noflush,
-        ..RestoreOpts::new(FAM, "iptables-restore")
-    }
-}
 
 /// What a session learns from a snapshot before planning on it.
 fn remember(ap: &mut KernelApply, kind: TableKind, s: &Snapshot) {
@@ -50,14 +44,30 @@ fn restore(
     noflush: bool,
     compile: Option<RunOpts>,
 ) -> nft::Outcome {
+    restore_in(sock, FAM, FILTER, input, noflush, compile)
+}
+
+/// [`restore`] into any family and table.
+fn restore_in(
+    sock: &mut Socket,
+    fam: Family,
+    kind: TableKind,
+    input: &str,
+    noflush: bool,
+    compile: Option<RunOpts>,
+) -> nft::Outcome {
     let genid = sock.gen().expect("genid").id;
-    let mut ap = KernelApply::new(FAM, sock.batch(Some(genid)));
+    let mut ap = KernelApply::new(fam, sock.batch(Some(genid)));
     ap.compile = compile;
-    let snap = read_table(sock, FAM, FILTER).expect("read");
-    remember(&mut ap, FILTER, &snap);
+    let snap = read_table(sock, fam, kind).expect("read");
+    remember(&mut ap, kind, &snap);
     let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
     rs.replace_table(snap.table);
-    restore_with(&mut rs, input, &ropts(noflush), &mut ap).expect("restore input");
+    let o = RestoreOpts {
+        noflush,
+        ..RestoreOpts::new(fam, "iptables-restore")
+    };
+    restore_with(&mut rs, input, &o, &mut ap).expect("restore input");
     ap.finish(&rs).expect("finish");
     sock.commit(&mut ap.batch).expect("commit").outcome
 }
@@ -338,4 +348,227 @@ fn echoes_and_events() {
     let rep = sock.commit(&mut ap.batch).unwrap();
     assert!(rep.overrun && rep.outcome.committed, "{rep:?}");
     assert_eq!(ap.learn(&rep.outcome.echoes), 1);
+}
+
+/// Everything the kernel holds, read through dumps, in a comparable form
+/// (table handles are kernel-wide counters: left out; elements sorted).
+fn kernel_state(sock: &mut Socket) -> Vec<String> {
+    let mut out = Vec::new();
+    for mut t in sock.tables(nft::Family::Unspec).expect("tables") {
+        t.handle = None;
+        let (fam, name) = (t.family, t.name.clone());
+        out.push(format!("{t:?}"));
+        for c in sock.chains(fam, Some(&name)).expect("chains") {
+            if c.table == name {
+                out.push(format!("{c:?}"));
+            }
+        }
+        sock.rules(fam, Some(&name), None, |r| {
+            out.push(format!("{:?}", r.to_rule()?));
+            Ok(())
+        })
+        .expect("rules");
+        for set in sock.sets(fam, Some(&name)).expect("sets") {
+            let mut elems: Vec<String> = sock
+                .set_elems(fam, &name, &set.name)
+                .expect("elements")
+                .iter()
+                .map(|e| format!("{e:?}"))
+                .collect();
+            elems.sort();
+            out.push(format!("{set:?}"));
+            out.extend(elems);
+        }
+    }
+    out
+}
+
+/// What keeper writes for generated rulesets (both families, runs compiled
+/// or not), kube-proxy's nat table and a Cloud Foundry filter table, on the
+/// real kernel and on the fake: the same errors, the same state.
+type Input = (Family, TableKind, String, Option<RunOpts>);
+
+/// Generated rulesets (both families, runs compiled or not), kube-proxy's
+/// nat table, a Cloud Foundry filter table.
+fn inputs() -> Vec<Input> {
+    let mut v: Vec<Input> = Vec::new();
+    for seed in 1..=6u64 {
+        let fam = if seed % 2 == 0 {
+            Family::Ipv6
+        } else {
+            Family::Ipv4
+        };
+        let mut r = classify::gen::Rng::new(seed);
+        let text = classify::gen::ruleset_of(&mut r, 300, fam);
+        let compile = (seed % 3 != 0).then(RunOpts::default);
+        v.push((fam, FILTER, text, compile));
+    }
+    v.push((FAM, TableKind::Nat, workload::kube_proxy(400), None));
+    v.push((
+        FAM,
+        FILTER,
+        workload::cloud_foundry(700),
+        Some(RunOpts::default()),
+    ));
+    v
+}
+
+/// Every input restored in turn; the outcomes and the state after each.
+fn restore_all(sock: &mut Socket) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, (fam, kind, text, compile)) in inputs().into_iter().enumerate() {
+        let o = restore_in(sock, fam, kind, &text, false, compile);
+        out.push(format!(
+            "restore {i}: committed {} errors {:?}",
+            o.committed, o.errors
+        ));
+        out.extend(kernel_state(sock));
+    }
+    renumber_anonymous_sets(out)
+}
+
+/// keeper numbers its anonymous sets (`__nfk_set<N>`) from a random base:
+/// number them by first appearance instead.
+fn renumber_anonymous_sets(lines: Vec<String>) -> Vec<String> {
+    const P: &str = "__nfk_set";
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    lines
+        .into_iter()
+        .map(|l| {
+            let mut out = String::new();
+            let mut rest = l.as_str();
+            while let Some(at) = rest.find(P) {
+                out.push_str(&rest[..at + P.len()]);
+                rest = &rest[at + P.len()..];
+                let digits = rest.chars().take_while(char::is_ascii_digit).count();
+                let n = seen.len();
+                let k = *seen.entry(rest[..digits].to_string()).or_insert(n);
+                out.push_str(&format!("#{k}"));
+                rest = &rest[digits..];
+            }
+            out.push_str(rest);
+            out
+        })
+        .collect()
+}
+
+/// What keeper writes for [`inputs`] leaves the same errors and the same
+/// state on the real kernel and on the fake.
+#[test]
+fn same_state_as_the_real_kernel() {
+    let Some(real) = testkit::in_netns(|| restore_all(&mut Socket::open().expect("netlink")))
+    else {
+        return;
+    };
+    let fake = restore_all(&mut Kernel::new().socket());
+    for (a, b) in real.iter().zip(&fake) {
+        assert_eq!(a, b, "kernel (left) and fake (right) differ");
+    }
+    assert_eq!(real.len(), fake.len(), "number of objects");
+}
+
+/// The iptables conformance vectors (`../shared/conformance`) that keeper
+/// lowers, one restore per file, family and table: the same errors and
+/// state on both kernels (what the kernel keeps of every expression kind
+/// nfkeeper writes). Skips without the vectors.
+#[test]
+fn conformance_vectors_leave_the_same_state() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/conformance/iptables-1.8.11/extensions");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("SKIP: conformance vectors not found at {}", dir.display());
+        return;
+    };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "t"))
+        .collect();
+    files.sort();
+    let mut restores: Vec<(Family, TableKind, String)> = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(f).unwrap();
+        let fams: &[Family] = if name.starts_with("libxt_") {
+            &[Family::Ipv4, Family::Ipv6]
+        } else if name.starts_with("libip6t_") {
+            &[Family::Ipv6]
+        } else {
+            &[Family::Ipv4]
+        };
+        for &fam in fams {
+            restores.extend(vector_restores(fam, &text));
+        }
+    }
+    assert!(restores.len() > 50, "{} restores", restores.len());
+    let run = move |sock: &mut Socket| -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, (fam, kind, text)) in restores.iter().enumerate() {
+            let o = restore_in(sock, *fam, *kind, text, false, None);
+            out.push(format!(
+                "restore {i}: committed {} errors {:?}",
+                o.committed, o.errors
+            ));
+            out.extend(kernel_state(sock));
+        }
+        renumber_anonymous_sets(out)
+    };
+    let run2 = run.clone();
+    let Some(real) = testkit::in_netns(move || run(&mut Socket::open().expect("netlink"))) else {
+        return;
+    };
+    let fake = run2(&mut Kernel::new().socket());
+    for (a, b) in real.iter().zip(&fake) {
+        assert_eq!(a, b, "kernel (left) and fake (right) differ");
+    }
+    assert_eq!(real.len(), fake.len(), "number of objects");
+}
+
+/// The restores of one vector file for `fam`: per table section, every OK
+/// vector the model takes and keeper lowers, appended to the section's
+/// first chain.
+fn vector_restores(fam: Family, text: &str) -> Vec<(Family, TableKind, String)> {
+    let mut out = Vec::new();
+    let (mut kind, mut chain) = (FILTER, "INPUT".to_string());
+    let mut lines: Vec<String> = Vec::new();
+    let mut flush = |kind: TableKind, lines: &mut Vec<String>| {
+        if !lines.is_empty() {
+            let body: String = lines.drain(..).map(|l| l + "\n").collect();
+            out.push((fam, kind, format!("*{}\n{body}COMMIT\n", kind.name())));
+        }
+    };
+    for line in text.lines() {
+        if let Some(t) = line.strip_prefix('*') {
+            flush(kind, &mut lines);
+            kind = TableKind::from_name(t.trim()).unwrap_or(FILTER);
+            continue;
+        }
+        if let Some(c) = line.strip_prefix(':') {
+            chain = c.split(',').next().unwrap_or("INPUT").to_string();
+            continue;
+        }
+        let item: Vec<&str> = line.split(';').collect();
+        if line.starts_with('#') || item.len() != 3 || item[2] != "OK" {
+            continue;
+        }
+        let Ok(words) = iptables::parse::restore::tokenize(item[0]) else {
+            continue;
+        };
+        let mut argv: Vec<&str> = vec!["-A", &chain];
+        argv.extend(words.iter().map(String::as_str));
+        let o = ParseOpts {
+            family: fam,
+            restore: true,
+            table: Some(kind),
+            prog: "iptables",
+        };
+        let Ok(p) = parse(&argv, o) else { continue };
+        // Keep what the model takes and keeper lowers.
+        let mut t = ruleset::Table::new(fam, kind);
+        let mut ap = KernelApply::new(fam, nft::Batch::new(0, None));
+        if ap.run(kind, &mut t, p, &mut String::new()).is_ok() {
+            lines.push(format!("-A {chain} {}", item[0]));
+        }
+    }
+    flush(kind, &mut lines);
+    out
 }
