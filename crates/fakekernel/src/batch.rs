@@ -91,6 +91,12 @@ pub fn run(st: &mut State, portid: u32, d: &[u8], task: &Task) {
     }
     let loss = st.faults.lose_replies.take();
     let fail = st.faults.fail_commit.take();
+    if let Some((FailAt::Begin, e)) = fail {
+        reply(st, portid, loss, |out| {
+            encode::ack(out, portid, &begin_hdr, e)
+        });
+        return;
+    }
     let begin_ack = begin.msg.flags & NLM_F_ACK != 0;
     let mut pass = process(st, portid, &items[1..], malformed, false, fail);
     st.table_handles = pass.table_handles;
@@ -160,7 +166,7 @@ fn process(
         end: None,
         table_handles: st.table_handles,
     };
-    let mut fault = fail.filter(|(at, _)| !matches!(at, FailAt::Commit));
+    let mut fault = fail.filter(|(at, _)| matches!(at, FailAt::Message(_) | FailAt::FirstOf(_)));
     for (i, it) in items.iter().enumerate() {
         let m = &it.msg;
         let err = if m.flags & NLM_F_REQUEST == 0 {
@@ -194,7 +200,7 @@ fn process(
 
 fn hits(at: FailAt, index: usize, ty: u16) -> bool {
     match at {
-        FailAt::Commit => false,
+        FailAt::Begin | FailAt::Commit => false,
         FailAt::Message(n) => n == index,
         FailAt::FirstOf(t) => t == ty,
     }

@@ -27,6 +27,33 @@
 //! arm faults ([`Kernel::fail_next_commit`], [`Kernel::lose_next_replies`],
 //! ...). A [`Kernel`] is a cheap handle to shared state: clone it into
 //! threads; every operation takes one lock.
+//!
+//! In a test (this runs as `tests/behaviour.rs`'s `lib_doc_example`:
+//! doctests cannot link under the workspace's static relocation model):
+//!
+//! ```ignore
+//! use nft::{Family, Table};
+//!
+//! let k = fakekernel::Kernel::new();
+//! let mut sock = k.socket();
+//! let mut events = k.event_socket();
+//! let mut b = sock.batch(None);
+//! b.add(&Table::new(Family::Ipv4, "t"), 0);
+//! assert!(sock.commit(&mut b).unwrap().outcome.is_ok());
+//! assert_eq!(k.text(), "table ip t handle 1 use 0\n");
+//! assert_eq!(events.try_recv().unwrap().len(), 2); // NEWTABLE, NEWGEN
+//!
+//! k.fail_next_commit(fakekernel::FailAt::Commit, 12);
+//! let mut b = sock.batch(None);
+//! b.add(&Table::new(Family::Ipv4, "u"), 7);
+//! let out = sock.commit(&mut b).unwrap().outcome;
+//! assert_eq!((out.errors[0].tag, out.errors[0].code), (Some(7), -12));
+//! ```
+//!
+//! Cost: a batch works on a copy of the ruleset that shares rule lists,
+//! element maps and sets until it changes them, so a batch costs
+//! O(chains + sets) plus what it does; dumps are linear in what they
+//! return.
 
 mod batch;
 mod conn;
@@ -57,6 +84,10 @@ use state::State;
 /// Where the next commit fails ([`Kernel::fail_next_commit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailAt {
+    /// Before any message: the batch is refused whole, the error on the
+    /// batch-begin message (where the kernel reports a generation
+    /// mismatch, `ERESTART`: a way to act out a concurrent writer).
+    Begin,
     /// The commit itself, after every message succeeded: the error comes
     /// on the first message after the batch-begin one, where the kernel
     /// reports a failure of its commit.

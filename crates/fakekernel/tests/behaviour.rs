@@ -535,3 +535,22 @@ fn big_element_dumps_span_datagrams() {
     assert_eq!(got.len(), 5000);
     assert_eq!(got[4999].userdata.as_deref(), Some(&b"element 4999"[..]));
 }
+
+/// The example of the crate documentation.
+#[test]
+fn lib_doc_example() {
+    let k = Kernel::new();
+    let mut sock = k.socket();
+    let mut events = k.event_socket();
+    let mut b = sock.batch(None);
+    b.add(&Table::new(Family::Ipv4, "t"), 0);
+    assert!(sock.commit(&mut b).unwrap().outcome.is_ok());
+    assert_eq!(k.text(), "table ip t handle 1 use 0\n");
+    assert_eq!(events.try_recv().unwrap().len(), 2); // NEWTABLE, NEWGEN
+
+    k.fail_next_commit(fakekernel::FailAt::Commit, 12);
+    let mut b = sock.batch(None);
+    b.add(&Table::new(Family::Ipv4, "u"), 7);
+    let out = sock.commit(&mut b).unwrap().outcome;
+    assert_eq!((out.errors[0].tag, out.errors[0].code), (Some(7), -12));
+}

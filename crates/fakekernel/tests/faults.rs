@@ -67,6 +67,7 @@ fn notifications_name_objects_and_origin() {
 fn armed_commit_failures() {
     // (where, errno, the batch's errors as (tag, errno))
     let cases = [
+        (FailAt::Begin, 85, vec![(None, 85)]),
         (FailAt::Commit, 12, vec![(Some(1), 12)]),
         (FailAt::Message(1), 28, vec![(Some(2), 28)]),
         (FailAt::FirstOf(msg::NEWRULE), 22, vec![(Some(3), 22)]),
