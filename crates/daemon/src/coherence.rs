@@ -227,7 +227,7 @@ impl Coherence {
                         .pending
                         .iter()
                         .map(|(f, k)| {
-                            format!("{} nfkeeper_{}", crate::writer::fam_name(*f), k.name())
+                            format!("{} nfkeeper_{}", crate::warm::fam_name(*f), k.name())
                         })
                         .collect();
                     m.foreign_changes.inc();

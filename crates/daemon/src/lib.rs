@@ -61,6 +61,8 @@ pub struct Config {
     pub max_clients: usize,
     pub idle_timeout: Duration,
     pub quiet: bool,
+    /// The engine's settings (run compilation …), from the program.
+    pub settings: keeper::Settings,
 }
 
 impl Default for Config {
@@ -75,23 +77,19 @@ impl Default for Config {
             max_clients: 1024,
             idle_timeout: Duration::from_secs(60),
             quiet: false,
+            settings: keeper::Settings::default(),
         }
     }
 }
 
+/// A group by number or by name (from /etc/group: nfkeeper makes no NSS
+/// lookups, which a static binary can't make well).
 fn group_id(v: &str) -> Result<u32, String> {
     if let Ok(g) = v.parse() {
         return Ok(g);
     }
-    let name = std::ffi::CString::new(v).map_err(|_| format!("bad group name {v:?}"))?;
-    // SAFETY: getgrnam with a valid C string; the result is read at once,
-    // before any other call that could reuse its static buffer.
-    let gr = unsafe { libc::getgrnam(name.as_ptr()) };
-    if gr.is_null() {
-        return Err(format!("--group: no group named {v:?}"));
-    }
-    // SAFETY: non-null result of getgrnam.
-    Ok(unsafe { (*gr).gr_gid })
+    iptables::ext::matches::owner::lookup_id(true, v)
+        .ok_or_else(|| format!("--group: no group named {v:?}"))
 }
 
 /// Parse `nfkeeper serve` options.
@@ -126,7 +124,7 @@ pub fn parse_args(args: &[String]) -> Result<Config, String> {
 /// What every thread shares.
 pub struct Shared {
     pub cfg: Config,
-    pub warm: RwLock<warm::Warm>,
+    pub warm: RwLock<keeper::State>,
     pub queue: writer::Queue,
     pub coherence: coherence::Coherence,
     pub metrics: metrics::Metrics,
@@ -176,11 +174,11 @@ impl Shared {
         }
     }
 
-    pub fn write_lock(&self) -> RwLockWriteGuard<'_, warm::Warm> {
+    pub fn write_lock(&self) -> RwLockWriteGuard<'_, keeper::State> {
         self.warm.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn read_lock(&self) -> RwLockReadGuard<'_, warm::Warm> {
+    pub fn read_lock(&self) -> RwLockReadGuard<'_, keeper::State> {
         self.readers_waiting.fetch_add(1, Ordering::SeqCst);
         let g = self.warm.read().unwrap_or_else(|e| e.into_inner());
         self.readers_waiting.fetch_sub(1, Ordering::SeqCst);
@@ -202,8 +200,8 @@ impl Shared {
     pub fn sizes(&self) -> metrics::Sizes {
         let w = self.read_lock();
         metrics::Sizes {
-            rules: w.v4.rule_count() + w.v6.rule_count(),
-            chains: w.v4.chain_count() + w.v6.chain_count(),
+            rules: w.rule_count(),
+            chains: w.chain_count(),
             queue: self.queue.len(),
         }
     }
@@ -230,20 +228,20 @@ impl Shared {
         {
             let w = self.read_lock();
             let _ = writeln!(o, "  generation:        {}", w.genid);
-            for fs in [&w.v4, &w.v6] {
+            for f in ruleset::Family::ALL {
                 for k in warm::KINDS {
-                    if !fs.exists(k) {
+                    if !w.exists(f, k) {
                         continue;
                     }
-                    let t = fs.tables.get(&k);
-                    let foreign = fs.foreign.get(&k).map_or(0, Vec::len);
+                    let t = w.model.table(f, k);
+                    let foreign = w.foreign.get(&(f, k)).map_or(0, Vec::len);
                     let _ = writeln!(
                         o,
                         "  table {} nfkeeper_{}: {} chains, {} rules{}",
-                        writer::fam_name(fs.family),
+                        warm::fam_name(f),
                         k.name(),
-                        t.map_or(0, |t| t.chains().len()),
-                        t.map_or(0, |t| t.rule_count()),
+                        t.chains().len(),
+                        t.rule_count(),
                         if foreign > 0 {
                             format!(", {foreign} foreign object(s) kept")
                         } else {
@@ -284,14 +282,14 @@ pub fn netns_inode() -> std::io::Result<u64> {
 
 /// Enter the named network namespace (before any thread starts).
 fn enter_netns(name: &str) -> Result<(), String> {
-    use std::os::fd::AsRawFd;
+    use std::os::fd::AsFd;
     let path = format!("/run/netns/{name}");
     let f = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
-    // SAFETY: setns on an fd we own; affects only this (still single) thread.
-    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(format!("setns {path}: {}", std::io::Error::last_os_error()));
-    }
-    Ok(())
+    rustix::thread::move_into_link_name_space(
+        f.as_fd(),
+        Some(rustix::thread::LinkNameSpaceType::Network),
+    )
+    .map_err(|e| format!("setns {path}: {e}"))
 }
 
 /// Run the daemon until killed. Errors at start-up are returned.
@@ -311,14 +309,13 @@ pub fn serve(cfg: Config) -> Result<(), String> {
     let path = cfg
         .socket
         .clone()
-        .or_else(|| std::env::var_os("NFKEEPER_SOCKET").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(format!("/run/nfkeeper/net-{ino}.sock")));
     let t0 = Instant::now();
     let mut sock = nft::Socket::open().map_err(|e| format!("netlink: {e}"))?;
     let coherence = coherence::Coherence::default();
     coherence.set_our_portid(sock.portid());
     let sh = Arc::new(Shared {
-        warm: RwLock::new(warm::Warm::empty()),
+        warm: RwLock::new(keeper::State::default()),
         cfg,
         queue: writer::Queue::default(),
         coherence,
@@ -338,8 +335,7 @@ pub fn serve(cfg: Config) -> Result<(), String> {
             .spawn(move || coherence::tick(&sh.coherence, &sh.metrics, coherence::TICK))
             .map_err(|e| e.to_string())?;
     }
-    *sh.write_lock() =
-        warm::Warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
+    *sh.write_lock() = warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
     // The load's transient buffers (the dump, the rule texts) are freed
     // but glibc keeps the pages; hand them back so the resident set is the
     // model's (tens of MB at 1M rules).

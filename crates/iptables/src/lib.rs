@@ -13,6 +13,7 @@ pub mod opt;
 pub mod parse;
 pub mod print;
 pub mod rule;
+pub mod tool;
 
 pub use error::{Error, ExitKind, Result};
 pub use rule::{Addr, Iface, Rule, Target};

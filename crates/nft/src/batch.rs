@@ -274,6 +274,16 @@ impl Batch {
         self.tags.get(i).copied()
     }
 
+    /// The message with sequence `seq` (between begin and end), read back
+    /// from the batch's bytes: to describe a message the kernel refused.
+    /// O(messages before it).
+    pub fn message(&self, seq: u32) -> Option<Msg<'_>> {
+        self.tag_of(seq)?;
+        crate::netlink::Msgs::new(&self.buf)
+            .filter_map(Result::ok)
+            .find(|m| m.seq == seq)
+    }
+
     /// Whether `seq` belongs to this batch (begin..=end).
     pub fn owns(&self, seq: u32) -> bool {
         (seq.wrapping_sub(self.first_seq) as usize) <= self.tags.len() + 1

@@ -36,7 +36,7 @@ pub use data::{Data, Verdict};
 pub use events::{Event, EventSocket};
 pub use expr::Expr;
 pub use gen::Gen;
-pub use rule::{Rule, RuleRef};
+pub use rule::{Rule, RuleCompat, RuleRef};
 pub use set::Set;
 pub use setelem::{SetElem, SetElems};
 pub use socket::Socket;

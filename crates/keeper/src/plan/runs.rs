@@ -17,39 +17,23 @@
 //! (those appends are plain rules); it starts a new run when it and the
 //! chain's trailing plain rules reach the minimum run length. A restore
 //! compiles every chain it writes in one pass at the end
-//! ([`KernelApply::finish`]).
+//! (`Planner::finish`, in `fresh`).
 
-use crate::plan::{Created, KernelApply, Loc};
+use super::emit::rule_text;
+use super::{Created, Loc, Planner, RunLoc};
 use compile::layout;
-use compile::runs::{compile_chain, Item, KeyKind, RunSet};
+use compile::runs::{compile_chain, Item, RunSet};
 use compile::userdata;
 use compile::{rebase_lookups, Lowered};
 use iptables::{Error, Rule};
 use nft::batch::Placement;
 use nft::{Data, Expr, SetElem, SetElems};
-use ruleset::{Counters, RuleId, Ruleset, Table, TableKind};
+use ruleset::{Counters, RuleId, Table, TableKind};
 use std::collections::HashMap;
 
 /// Elements per NEWSETELEM message: keeps each message well inside the
 /// netlink limits however long the run.
 const ELEMS_PER_MSG: usize = 1000;
-
-/// One run in the kernel.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunLoc {
-    pub kind: TableKind,
-    pub chain: String,
-    pub set: String,
-    pub key: KeyKind,
-    pub map: bool,
-    /// The run's kernel rule.
-    pub rule: Loc,
-    /// Members left (the run's rule and set go with the last one).
-    pub len: usize,
-    /// What every member is without its key (without its target, for a
-    /// map), when known: appends from a whole model join the run by it.
-    pub shape: Option<Rule>,
-}
 
 fn unsupported(e: impl std::fmt::Display) -> Error {
     Error::param(e.to_string())
@@ -70,42 +54,7 @@ fn counter(c: Counters) -> Expr {
     }
 }
 
-impl KernelApply {
-    /// Take the runs a read found in table `kind` (after forgetting the
-    /// table's old ones, if the caller re-reads it).
-    pub fn remember_runs(&mut self, kind: TableKind, runs: &[crate::read::RunSnap]) {
-        for r in self.runs.iter_mut() {
-            if r.as_ref().is_some_and(|r| r.kind == kind) {
-                *r = None;
-            }
-        }
-        self.members.retain(|(k, _), _| *k != kind);
-        for r in runs {
-            let idx = self.runs.len() as u32;
-            for id in &r.members {
-                self.members.insert((kind, *id), idx);
-            }
-            self.runs.push(Some(RunLoc {
-                kind,
-                chain: r.chain.clone(),
-                set: r.set.clone(),
-                key: r.key,
-                map: r.map,
-                rule: Loc::Handle(r.handle),
-                // A partial read does not know how many members the run
-                // has: never its last one, so deleting members leaves the
-                // run in place (an empty run matches nothing; a flush or
-                // restore removes it).
-                len: if r.partial {
-                    usize::MAX / 2
-                } else {
-                    r.members.len()
-                },
-                shape: r.shape.clone(),
-            }));
-        }
-    }
-
+impl Planner<'_> {
     /// The end of `chain` as the whole model `t` knows it (after the rules
     /// being appended were added to the model, which are left out): the run
     /// its last rule is a member of, or its last plain rules.
@@ -120,12 +69,13 @@ impl KernelApply {
             run: None,
         };
         let len = t.chain(chain).map_or(0, |c| c.len);
-        let need = self.compile.unwrap_or_default().min_len.max(2) - 1;
+        let need = self.opts.compile.unwrap_or_default().min_len.max(2) - 1;
         // Rules not yet in the kernel (this command's) have no location.
         let mut pos = len;
         while pos > 0 {
             let Ok(r) = t.rule_at(chain, pos) else { break };
-            if self.run_of(kind, r.id).is_some() || self.locs.contains_key(&(kind, r.id)) {
+            if self.view.run_of(kind, r.id).is_some() || self.view.locs.contains_key(&(kind, r.id))
+            {
                 break;
             }
             pos -= 1;
@@ -136,8 +86,8 @@ impl KernelApply {
         let Ok(last) = t.rule_at(chain, pos) else {
             return tail;
         };
-        if let Some(ri) = self.run_of(kind, last.id) {
-            if let Some(run) = self.runs.get(ri as usize).and_then(Option::as_ref) {
+        if let Some(ri) = self.view.run_of(kind, last.id) {
+            if let Some(run) = self.view.runs.get(ri as usize).and_then(Option::as_ref) {
                 tail.run = run.shape.clone().map(|shape| crate::read::TailRun {
                     index: Some(ri),
                     rule: run.rule,
@@ -152,8 +102,8 @@ impl KernelApply {
         let from = pos.saturating_sub(need - 1).max(1);
         for p in from..=pos {
             let Ok(r) = t.rule_at(chain, p) else { continue };
-            match self.locs.get(&(kind, r.id)) {
-                Some(loc) if self.run_of(kind, r.id).is_none() => {
+            match self.view.locs.get(&(kind, r.id)) {
+                Some(loc) if self.view.run_of(kind, r.id).is_none() => {
                     tail.plain.push((r.id, r.body.clone(), r.counters, *loc))
                 }
                 _ => tail.plain.clear(),
@@ -163,7 +113,7 @@ impl KernelApply {
     }
 
     /// Append `r` (model id `id`) to `chain`, whose end was read into
-    /// `self.tails`: one element add when it joins the run the chain ends
+    /// `self.p.tails`: one element add when it joins the run the chain ends
     /// with; a new run (the chain's trailing plain rules deleted and made
     /// elements, counters kept) when it and they reach the run length; else
     /// a plain rule.
@@ -175,12 +125,12 @@ impl KernelApply {
         twin: bool,
     ) -> Result<(), Error> {
         let family = self.family;
-        let key = (kind, chain.to_string());
-        let Some(mut tail) = self.tails.remove(&key) else {
+        let key = (family, kind, chain.to_string());
+        let Some(mut tail) = self.p.tails.remove(&key) else {
             return self.new_rule(kind, chain, id, &r, c, Placement::Append, None);
         };
         let res = self.append_to(&mut tail, kind, chain, (id, r, c), twin, family);
-        self.tails.insert(key, tail);
+        self.p.tails.insert(key, tail);
         res
     }
 
@@ -202,7 +152,7 @@ impl KernelApply {
             // range may overlap a member's without being equal to it, and
             // nothing here knows the members: appends to interval runs stay
             // plain rules too.
-            let may_join = !tr.key.is_interval() && (!self.model_tails || (!tr.map && !twin));
+            let may_join = !tr.key.is_interval() && (!self.opts.whole_model || (!tr.map && !twin));
             let joins = may_join
                 .then(|| compile::runs::admits(tr.key, tr.map, &tr.shape, &r, family))
                 .flatten();
@@ -216,13 +166,15 @@ impl KernelApply {
                 }
                 // EXCL: a key already in the run makes the kernel refuse
                 // the batch (see `joined_run`).
-                self.batch
-                    .create(&SetElems::new(fam, &tname, &set, vec![el]), self.tag);
-                self.joined_run = true;
+                self.p
+                    .batch
+                    .create(&SetElems::new(fam, &tname, &set, vec![el]), self.p.tag);
+                self.p.joined.insert(self.p.tag);
                 if let Some(ri) = tr.index {
-                    self.members.insert((kind, id), ri);
-                    self.locs.remove(&(kind, id));
-                    if let Some(run) = self.runs.get_mut(ri as usize).and_then(Option::as_mut) {
+                    self.view.members.insert((kind, id), ri);
+                    self.view.locs.remove(&(kind, id));
+                    if let Some(run) = self.view.runs.get_mut(ri as usize).and_then(Option::as_mut)
+                    {
                         run.len += 1;
                     }
                 }
@@ -230,7 +182,7 @@ impl KernelApply {
             }
         }
         tail.run = None;
-        let opts = self.compile.unwrap_or_default();
+        let opts = self.opts.compile.unwrap_or_default();
         let need = opts.min_len.max(2) - 1;
         // Members list in id order, so only rules whose ids grow in chain
         // order can become one (an inserted rule has a newer id than the
@@ -264,15 +216,20 @@ impl KernelApply {
                         Loc::Handle(h) => k.handle = Some(*h),
                         Loc::New(b) => k.id = Some(*b),
                     }
-                    self.batch.delete(&k, self.tag);
+                    self.p.batch.delete(&k, self.p.tag);
                 }
                 let mut members: HashMap<RuleId, (&Rule, Counters)> =
                     old.iter().map(|(i, b, c, _)| (*i, (b, *c))).collect();
                 members.insert(id, (&r, c));
                 let (rs, key, map, shape) = (set.name.clone(), set.key, set.map, set.shape.clone());
                 self.new_run(kind, chain, lowered, *set, &members)?;
-                let rule = self.runs.last().and_then(|x| x.as_ref()).map(|x| x.rule);
-                let index = Some(self.runs.len() as u32 - 1);
+                let rule = self
+                    .view
+                    .runs
+                    .last()
+                    .and_then(|x| x.as_ref())
+                    .map(|x| x.rule);
+                let index = Some(self.view.runs.len() as u32 - 1);
                 tail.plain.clear();
                 tail.run = rule.map(|rule| crate::read::TailRun {
                     index,
@@ -286,92 +243,15 @@ impl KernelApply {
             }
         }
         self.new_rule(kind, chain, id, &r, c, Placement::Append, None)?;
-        if let Some(loc) = self.locs.get(&(kind, id)).copied() {
+        if let Some(loc) = self.view.locs.get(&(kind, id)).copied() {
             tail.plain.push((id, r, c, loc));
-        }
-        Ok(())
-    }
-
-    /// Whether appends to `kind` wait for [`KernelApply::finish`]: runs are
-    /// compiled, and this batch replaces the table (so its chains hold
-    /// nothing the batch did not write).
-    pub(crate) fn defers(&self, kind: TableKind) -> bool {
-        self.compile.is_some() && self.fresh.contains(&kind)
-    }
-
-    pub(crate) fn defer(&mut self, kind: TableKind, chain: &str) {
-        if !self.deferred.iter().any(|(k, c)| *k == kind && c == chain) {
-            self.deferred.push((kind, chain.to_string()));
-        }
-    }
-
-    /// Write the deferred appends of every table, runs compiled. Call once
-    /// the restore has run, before committing.
-    pub fn finish(&mut self, rs: &Ruleset<Rule>) -> Result<(), Error> {
-        let opts = self.compile;
-        for (kind, chain) in std::mem::take(&mut self.deferred) {
-            let t = rs.table(self.family, kind);
-            self.emit_chain(kind, t, &chain, opts.is_some())?;
-        }
-        Ok(())
-    }
-
-    /// Before a command other than an append touches table `kind`: write
-    /// its deferred chains as plain rules, so the command finds every rule
-    /// where the plain planner expects it.
-    pub(crate) fn undefer(&mut self, kind: TableKind, t: &Table<Rule>) -> Result<(), Error> {
-        if !self.deferred.iter().any(|(k, _)| *k == kind) {
-            return Ok(());
-        }
-        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.deferred)
-            .into_iter()
-            .partition(|(k, _)| *k == kind);
-        self.deferred = rest;
-        for (_, chain) in mine {
-            self.emit_chain(kind, t, &chain, false)?;
-        }
-        Ok(())
-    }
-
-    /// Append every rule of `chain` (the model's) to the kernel chain.
-    fn emit_chain(
-        &mut self,
-        kind: TableKind,
-        t: &Table<Rule>,
-        chain: &str,
-        compiled: bool,
-    ) -> Result<(), Error> {
-        let rules: Vec<(RuleId, Rule, Counters)> = match t.rules(chain) {
-            Ok(it) => it.map(|r| (r.id, r.body.clone(), r.counters)).collect(),
-            Err(_) => return Ok(()),
-        };
-        let items: Vec<Item> = match self.compile.filter(|_| compiled) {
-            Some(o) => {
-                let refs: Vec<(RuleId, &Rule)> = rules.iter().map(|(i, r, _)| (*i, r)).collect();
-                compile_chain(&refs, self.family, kind, chain, o).map_err(unsupported)?
-            }
-            None => rules
-                .iter()
-                .map(|(id, _, _)| Item::Plain { id: *id })
-                .collect(),
-        };
-        let by_id: HashMap<RuleId, (&Rule, Counters)> =
-            rules.iter().map(|(i, r, c)| (*i, (r, *c))).collect();
-        for item in items {
-            match item {
-                Item::Plain { id } => {
-                    let (r, c) = by_id[&id];
-                    self.new_rule(kind, chain, id, r, c, Placement::Append, None)?;
-                }
-                Item::Run { lowered, set } => self.new_run(kind, chain, lowered, *set, &by_id)?,
-            }
         }
         Ok(())
     }
 
     /// Create a run: its set (or verdict map) with one element per member,
     /// then its rule at the end of `chain`.
-    fn new_run(
+    pub(crate) fn new_run(
         &mut self,
         kind: TableKind,
         chain: &str,
@@ -381,7 +261,7 @@ impl KernelApply {
     ) -> Result<(), Error> {
         use nft::set::{flags, DATA_TYPE_VERDICT};
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
-        let sid = self.alloc_set_id();
+        let sid = self.p.alloc_set_id();
         let mut s = nft::Set::new(fam, &tname, &set.name);
         s.flags = Some(
             if set.map { flags::MAP } else { 0 } | if set.interval { flags::INTERVAL } else { 0 },
@@ -393,7 +273,7 @@ impl KernelApply {
         }
         s.exprs = vec![counter(Counters::default())];
         s.id = Some(sid);
-        self.batch.add(&s, self.tag);
+        self.p.batch.add(&s, self.p.tag);
         let mut elems = Vec::with_capacity(set.elems.len().min(ELEMS_PER_MSG));
         for e in &set.elems {
             let (r, c) = members[&e.id];
@@ -422,15 +302,15 @@ impl KernelApply {
                 }
             }
         }
-        let first_anon = self.next_set_id;
+        let first_anon = self.p.next_set_id;
         rebase_lookups(&mut exprs, first_anon);
         for (i, a) in lowered.sets.iter().enumerate() {
             let (s, es) = a.to_nft(fam, &tname, first_anon + i as u32);
-            self.batch.add(&s, self.tag);
-            self.batch.add(&es, self.tag);
+            self.p.batch.add(&s, self.p.tag);
+            self.p.batch.add(&es, self.p.tag);
         }
         for _ in &lowered.sets {
-            self.alloc_set_id();
+            self.p.alloc_set_id();
         }
         let mut shape = String::new();
         iptables::print::save::save_rule_body(
@@ -442,20 +322,21 @@ impl KernelApply {
         );
         let mut r = nft::Rule::new(fam, &tname, chain, exprs);
         r.userdata = Some(userdata::encode_run(set.key, set.map, &set.name, &shape));
-        let bid = self.alloc_rule_id();
+        let bid = self.p.alloc_rule_id();
         r.id = Some(bid);
         let seq = self
+            .p
             .batch
-            .add_rule(&r, Placement::Append, self.echo, self.tag);
-        let idx = self.runs.len() as u32;
-        if self.echo {
-            self.created.push((seq, Created::Run(idx)));
+            .add_rule(&r, Placement::Append, self.opts.echo, self.p.tag);
+        let idx = self.view.runs.len() as u32;
+        if self.opts.echo {
+            self.p.created.push((seq, self.family, Created::Run(idx)));
         }
         for e in &set.elems {
-            self.members.insert((kind, e.id), idx);
-            self.locs.remove(&(kind, e.id));
+            self.view.members.insert((kind, e.id), idx);
+            self.view.locs.remove(&(kind, e.id));
         }
-        self.runs.push(Some(RunLoc {
+        self.view.runs.push(Some(RunLoc {
             kind,
             chain: chain.to_string(),
             set: set.name,
@@ -478,18 +359,13 @@ impl KernelApply {
     ) {
         let mut es = SetElems::new(fam, tname, set, elems);
         es.set_id = Some(sid);
-        self.batch.add(&es, self.tag);
-    }
-
-    /// The run rule `id` is a member of, if any.
-    pub(crate) fn run_of(&self, kind: TableKind, id: RuleId) -> Option<u32> {
-        self.members.get(&(kind, id)).copied()
+        self.p.batch.add(&es, self.p.tag);
     }
 
     /// The element of member `body` in run `ri`: set, key, and the end
     /// marker of an interval run's member.
     fn elem_key(&self, ri: u32, body: &Rule) -> Option<(String, Vec<u8>, Option<Vec<u8>>)> {
-        let run = self.runs.get(ri as usize)?.as_ref()?;
+        let run = self.view.runs.get(ri as usize)?.as_ref()?;
         let (key, _) = run.key.split(body, self.family)?;
         Some((run.set.clone(), key, run.key.end_marker(body, self.family)))
     }
@@ -498,7 +374,7 @@ impl KernelApply {
     /// element delete; the run's rule and set go with its last member.
     /// False if it is not a member.
     pub(crate) fn del_member(&mut self, kind: TableKind, id: RuleId, body: &Rule) -> bool {
-        let Some(ri) = self.run_of(kind, id) else {
+        let Some(ri) = self.view.run_of(kind, id) else {
             return false;
         };
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
@@ -506,14 +382,14 @@ impl KernelApply {
             let mut els = vec![SetElem::key(&key)];
             els.extend(end.as_deref().map(end_marker));
             let es = SetElems::new(fam, &tname, &set, els);
-            self.batch.delete(&es, self.tag);
+            self.p.batch.delete(&es, self.p.tag);
         }
-        self.members.remove(&(kind, id));
-        self.side_effects.insert(kind);
-        if self.echo {
-            self.forgotten.push((kind, id));
+        self.view.members.remove(&(kind, id));
+        self.p.side_effects.insert((self.family, kind));
+        if self.opts.echo {
+            self.p.forgotten.push((self.family, kind, id));
         }
-        let empty = match self.runs.get_mut(ri as usize).and_then(Option::as_mut) {
+        let empty = match self.view.runs.get_mut(ri as usize).and_then(Option::as_mut) {
             Some(run) => {
                 run.len = run.len.saturating_sub(1);
                 run.len == 0
@@ -528,7 +404,7 @@ impl KernelApply {
 
     /// Delete run `ri`'s rule and set.
     fn drop_run(&mut self, ri: u32) {
-        let Some(run) = self.runs.get_mut(ri as usize).and_then(Option::take) else {
+        let Some(run) = self.view.runs.get_mut(ri as usize).and_then(Option::take) else {
             return;
         };
         let (fam, tname) = (
@@ -540,48 +416,62 @@ impl KernelApply {
             Loc::Handle(h) => r.handle = Some(h),
             Loc::New(b) => r.id = Some(b),
         }
-        self.batch.delete(&r, self.tag);
-        self.batch
-            .delete(&nft::Set::new(fam, &tname, &run.set), self.tag);
-        self.side_effects.insert(run.kind);
+        self.p.batch.delete(&r, self.p.tag);
+        self.p
+            .batch
+            .delete(&nft::Set::new(fam, &tname, &run.set), self.p.tag);
+        self.p.side_effects.insert((self.family, run.kind));
     }
 
     /// After `chains` of `kind` were flushed: their runs' sets go too.
     pub(crate) fn drop_runs_in(&mut self, kind: TableKind, chains: &[String]) {
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
         let mut gone = Vec::new();
-        for (i, slot) in self.runs.iter_mut().enumerate() {
+        for (i, slot) in self.view.runs.iter_mut().enumerate() {
             if slot
                 .as_ref()
                 .is_some_and(|r| r.kind == kind && chains.contains(&r.chain))
             {
                 let run = slot.take().expect("checked");
-                self.batch
-                    .delete(&nft::Set::new(fam, &tname, &run.set), self.tag);
-                self.dropped_sets.push((kind, run.set));
+                self.p
+                    .batch
+                    .delete(&nft::Set::new(fam, &tname, &run.set), self.p.tag);
+                self.p.dropped_sets.push((self.family, kind, run.set));
                 gone.push(i as u32);
             }
         }
         if !gone.is_empty() {
-            self.members
+            self.view
+                .members
                 .retain(|(k, _), ri| !(*k == kind && gone.contains(ri)));
-            self.side_effects.insert(kind);
+            self.p.side_effects.insert((self.family, kind));
         }
     }
 
-    /// Delete the run sets `names` of table `kind` that a flush queued in
-    /// this batch leaves unused (see [`crate::read::run_sets_used_by`]),
-    /// except those already dropped; after the flush, so the kernel drops
-    /// their last reference first.
-    pub(crate) fn drop_unread_run_sets(&mut self, kind: TableKind, names: Vec<String>) {
+    /// After a flush of `chain` (`None`: every chain) of `kind`: delete the
+    /// run sets a partial read found used by it without reading its rules
+    /// (see [`crate::read::unread_run_sets`]), except those already
+    /// dropped; after the flush, so the kernel drops their last reference
+    /// first.
+    pub(crate) fn drop_unread_run_sets(&mut self, kind: TableKind, chain: Option<&str>) {
+        let Some(names) = self
+            .view
+            .unread_run_sets
+            .remove(&(kind, chain.map(str::to_string)))
+        else {
+            return;
+        };
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
         for n in names {
-            if self.dropped_sets.iter().any(|(k, s)| *k == kind && *s == n) {
+            let key = (self.family, kind, n);
+            if self.p.dropped_sets.contains(&key) {
                 continue;
             }
-            self.batch.delete(&nft::Set::new(fam, &tname, &n), self.tag);
-            self.side_effects.insert(kind);
-            self.dropped_sets.push((kind, n));
+            self.p
+                .batch
+                .delete(&nft::Set::new(fam, &tname, &key.2), self.p.tag);
+            self.p.side_effects.insert((self.family, kind));
+            self.p.dropped_sets.push(key);
         }
     }
 
@@ -598,11 +488,11 @@ impl KernelApply {
         let prev_same = pos > 1
             && t.rule_at(chain, pos - 1)
                 .ok()
-                .is_some_and(|p| self.run_of(t.kind(), p.id) == Some(ri));
+                .is_some_and(|p| self.view.run_of(t.kind(), p.id) == Some(ri));
         if prev_same {
             return None;
         }
-        self.runs.get(ri as usize)?.as_ref().map(|r| r.rule)
+        self.view.runs.get(ri as usize)?.as_ref().map(|r| r.rule)
     }
 
     /// Turn run `ri` back into plain rules in its place: every logical rule
@@ -616,17 +506,17 @@ impl KernelApply {
         ri: u32,
         extra: Option<RuleId>,
     ) -> Result<(), Error> {
-        let Some(run) = self.runs.get(ri as usize).and_then(Option::clone) else {
+        let Some(run) = self.view.runs.get(ri as usize).and_then(Option::clone) else {
             return Ok(());
         };
         let rules: Vec<(RuleId, Rule, Counters)> = t
             .rules(&run.chain)
             .map_err(|e| Error::other(e.to_string()))?
-            .filter(|r| self.run_of(kind, r.id) == Some(ri) || Some(r.id) == extra)
+            .filter(|r| self.view.run_of(kind, r.id) == Some(ri) || Some(r.id) == extra)
             .map(|r| (r.id, r.body.clone(), r.counters))
             .collect();
         for (id, body, c) in &rules {
-            self.members.remove(&(kind, *id));
+            self.view.members.remove(&(kind, *id));
             self.new_rule(
                 kind,
                 &run.chain,
@@ -637,7 +527,9 @@ impl KernelApply {
                 Some(run.rule),
             )?;
         }
-        self.members.retain(|(k, _), i| !(*k == kind && *i == ri));
+        self.view
+            .members
+            .retain(|(k, _), i| !(*k == kind && *i == ri));
         self.drop_run(ri);
         Ok(())
     }
@@ -645,39 +537,29 @@ impl KernelApply {
     /// Zero member `id`'s counter: its element is deleted and added again
     /// with a fresh counter (same key, verdict and userdata).
     pub(crate) fn zero_member(&mut self, kind: TableKind, id: RuleId, body: &Rule) {
-        let Some(ri) = self.run_of(kind, id) else {
+        let Some(ri) = self.view.run_of(kind, id) else {
             return;
         };
         // The start element only: an interval member's end marker stays.
         let Some((set, key, _)) = self.elem_key(ri, body) else {
             return;
         };
-        let map = self.runs[ri as usize].as_ref().is_some_and(|r| r.map);
+        let map = self.view.runs[ri as usize].as_ref().is_some_and(|r| r.map);
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
-        self.batch.delete(
+        self.p.batch.delete(
             &SetElems::new(fam, &tname, &set, vec![SetElem::key(&key)]),
-            self.tag,
+            self.p.tag,
         );
         let mut el = SetElem::key(&key);
         if map {
             el.data = compile::runs::verdict_of(&body.target).map(Data::Verdict);
         }
         // The text is unchanged: the catalog keeps any overflow as it is.
-        let mut text = String::new();
-        iptables::print::save::save_rule_body(
-            &mut text,
-            self.family,
-            body,
-            Counters::default(),
-            iptables::print::save::CounterStyle::None,
-        );
-        let comment = body.matches.iter().find_map(|m| match m {
-            iptables::ext::Match::Comment(c) => Some(c.text.as_str()),
-            _ => None,
-        });
+        let (text, comment) = rule_text(self.family, body);
         el.userdata = Some(userdata::encode(id, &text, comment).bytes);
         el.exprs = vec![counter(Counters::default())];
-        self.batch
-            .add(&SetElems::new(fam, &tname, &set, vec![el]), self.tag);
+        self.p
+            .batch
+            .add(&SetElems::new(fam, &tname, &set, vec![el]), self.p.tag);
     }
 }
