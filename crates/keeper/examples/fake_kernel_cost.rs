@@ -1,17 +1,17 @@
-//! What the fake kernel costs a test: a restore of N rules (one user chain
-//! per 400 rules, each rule with a multiport match, i.e. an anonymous set)
-//! planned by `KernelApply` and committed to `fakekernel::Kernel`, read
-//! back, then one small commit on top. Prints wall times.
+//! What the fake kernel costs a test: a direct-mode restore of N rules
+//! (one user chain per 400 rules, each rule with a multiport match, i.e.
+//! an anonymous set) on `fakekernel::Kernel`, read back, then one small
+//! commit on top. Prints wall times.
 //!
 //! `cargo run --release -p nfk-keeper --example fake_kernel_cost -- [N] [runs]`
 //! (`runs`: compile runs of similar rules into sets).
 
 use std::time::Instant;
 
-use iptables::exec::{restore_with, RestoreOpts};
-use keeper::plan::KernelApply;
+use iptables::exec::RestoreOpts;
 use keeper::read::read_table;
-use ruleset::{Family, Ruleset, TableKind};
+use keeper::{Session, Settings};
+use ruleset::{Family, TableKind};
 
 fn main() {
     let n: usize = std::env::args()
@@ -41,22 +41,17 @@ fn main() {
     text.push_str("COMMIT\n");
 
     let k = fakekernel::Kernel::new();
-    let mut sock = k.socket();
     let _listener = k.event_socket();
+    let settings = Settings {
+        compile: runs.then(Default::default),
+        ..Settings::default()
+    };
+    let mut s = Session::with_socket(k.socket(), Family::Ipv4, settings);
     let t = Instant::now();
-    let mut ap = KernelApply::new(Family::Ipv4, sock.batch(None));
-    if runs {
-        ap.compile = Some(compile::runs::RunOpts::default());
-    }
-    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
-    let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
-    restore_with(&mut rs, &text, &o, &mut ap).expect("restore");
-    ap.finish(&rs).expect("finish");
-    let plan = t.elapsed();
-    let t = Instant::now();
-    let rep = sock.commit(&mut ap.batch).expect("commit");
-    assert!(rep.outcome.is_ok(), "{:?}", rep.outcome.errors.first());
-    let commit = t.elapsed();
+    s.restore(&text, &RestoreOpts::new(Family::Ipv4, "iptables-restore"))
+        .expect("restore");
+    let restore = t.elapsed();
+    let mut sock = k.socket();
     let t = Instant::now();
     let snap = read_table(&mut sock, Family::Ipv4, TableKind::Filter).expect("read");
     let read = t.elapsed();
@@ -70,7 +65,7 @@ fn main() {
     assert!(sock.commit(&mut b).expect("commit").outcome.is_ok());
     let small = t.elapsed();
     println!(
-        "{n} rules{}: plan {plan:.2?}, commit {commit:.2?}, read back {read:.2?}, one-chain commit on top {small:.2?}",
+        "{n} rules{}: restore (read, plan, commit) {restore:.2?}, read back {read:.2?}, one-chain commit on top {small:.2?}",
         if runs { " (runs)" } else { "" }
     );
 }
