@@ -13,6 +13,7 @@
 
 pub mod coherence;
 pub mod conn;
+pub mod frame;
 pub mod listen;
 pub mod log;
 pub mod metrics;
@@ -292,6 +293,29 @@ fn enter_netns(name: &str) -> Result<(), String> {
     .map_err(|e| format!("setns {path}: {e}"))
 }
 
+/// Descriptors the daemon needs beyond one per client.
+const OWN_FDS: u64 = 64;
+
+/// Raise the soft limit of open descriptors towards the hard one so that
+/// `max_clients` clients fit; a warning when even the hard limit is short
+/// (accepts then fail, and the acceptor pauses instead of spinning).
+fn ensure_fds(max_clients: usize) {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let want = max_clients as u64 + OWN_FDS;
+    let mut lim = getrlimit(Resource::Nofile);
+    let (cur, max) = (lim.current.unwrap_or(u64::MAX), lim.maximum.unwrap_or(u64::MAX));
+    if cur >= want {
+        return;
+    }
+    lim.current = Some(want.min(max));
+    let _ = setrlimit(Resource::Nofile, lim);
+    if max < want {
+        log::line(&format!(
+            "event=warning what=\"open file limit {max} is below --max-clients {max_clients} + {OWN_FDS}; raise LimitNOFILE\""
+        ));
+    }
+}
+
 /// Run the daemon until killed. Errors at start-up are returned.
 pub fn serve(cfg: Config) -> Result<(), String> {
     // The metrics endpoint listens where the caller is (the host, for a
@@ -305,6 +329,7 @@ pub fn serve(cfg: Config) -> Result<(), String> {
     if let Some(n) = &cfg.netns {
         enter_netns(n)?;
     }
+    ensure_fds(cfg.max_clients);
     let ino = netns_inode().map_err(|e| format!("network namespace: {e}"))?;
     let path = cfg
         .socket
