@@ -4,6 +4,7 @@
 //! model under a shared lock, writes through the writer — and stream the
 //! answers back.
 
+use crate::frame::{Budget, FrameError, FrameReader};
 use crate::listen::{peer, refuse};
 use crate::writer::{exit_code, Write};
 use crate::Shared;
@@ -15,7 +16,6 @@ use proto::{Fam, Reply, Request};
 use ruleset::{Family, TableKind};
 use std::io::{self, Read};
 use std::os::unix::net::UnixStream;
-use crate::frame::{Budget, FrameError, FrameReader};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 

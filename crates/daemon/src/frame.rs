@@ -239,7 +239,11 @@ mod tests {
 
     #[test]
     fn frames_cost_what_was_sent() {
-        type Case = (&'static str, Vec<(Duration, Vec<u8>)>, Result<usize, FrameError>);
+        type Case = (
+            &'static str,
+            Vec<(Duration, Vec<u8>)>,
+            Result<usize, FrameError>,
+        );
         let cases: Vec<Case> = vec![
             ("whole", vec![(S, frame(b"hello"))], Ok(5)),
             ("empty peer", vec![], Err(FrameError::Closed)),
@@ -256,7 +260,10 @@ mod tests {
             (
                 // One byte a second holds nothing beyond the request timeout.
                 "trickle",
-                frame(&[b'x'; 30]).into_iter().map(|b| (S, vec![b])).collect(),
+                frame(&[b'x'; 30])
+                    .into_iter()
+                    .map(|b| (S, vec![b]))
+                    .collect(),
                 Err(FrameError::Incomplete),
             ),
         ];
@@ -264,9 +271,7 @@ mod tests {
             let mut p = peer(pieces);
             let budget = Budget::new(1 << 20);
             let mut r = FrameReader::default();
-            let got = r
-                .read(&mut p, 80, 10 * S, 3 * S, &budget)
-                .map(<[u8]>::len);
+            let got = r.read(&mut p, 80, 10 * S, 3 * S, &budget).map(<[u8]>::len);
             assert_eq!(got, want, "{name}");
             // Never more than the budget step buffered for a frame that did
             // not send its body.
@@ -301,7 +306,10 @@ mod tests {
         let mut p = peer(vec![(S, frame(&body))]);
         let budget = Budget::new(1 << 30);
         let mut r = FrameReader::default();
-        assert_eq!(r.read(&mut p, 1 << 30, S, S, &budget).map(<[u8]>::len), Ok(2 * KEEP));
+        assert_eq!(
+            r.read(&mut p, 1 << 30, S, S, &budget).map(<[u8]>::len),
+            Ok(2 * KEEP)
+        );
         r.release(&budget);
         r.shrink();
         assert_eq!(r.capacity(), 0);

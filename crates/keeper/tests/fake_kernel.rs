@@ -271,7 +271,6 @@ fn notifications_of_a_session() {
 /// When every reply of a commit is lost (a receive overrun), the batch
 /// may have committed: a retry must not apply the command twice.
 #[test]
-#[ignore = "engine: a commit whose replies are all lost is replayed as a conflict and an append lands twice (keeper::txn, `_ => stats.conflicts += 1`)"]
 fn lost_replies_do_not_apply_twice() {
     let k = Kernel::new();
     let mut s = session(&k, false);
