@@ -406,7 +406,7 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
                 table,
                 ..Default::default()
             };
-            let input = String::from_utf8_lossy(&payload);
+            let input = iptables::bytes::decode(&payload);
             let mut b = Front {
                 sh,
                 who,
