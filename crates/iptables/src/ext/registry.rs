@@ -154,6 +154,14 @@ registry! {
         Notrack => t::notrack::Notrack,
         Tcpmss => t::tcpmss::Tcpmss,
         Checksum => t::checksum::Checksum,
+        Audit => t::audit::Audit,
+        Classify => t::classify::Classify,
+        Connsecmark => t::connsecmark::Connsecmark,
+        Dscp => t::dscp::Dscp,
+        Tos => t::tos::Tos,
+        Ecn => t::ecn::Ecn,
+        Ttl => t::ttl::Ttl,
+        Hl => t::ttl::Hl,
     }
 }
 

@@ -1,9 +1,14 @@
 //! Target extensions (`-j NAME`), one module each.
 
+pub mod audit;
 pub mod checksum;
+pub mod classify;
 pub mod connmark;
+pub mod connsecmark;
 pub mod ct;
 pub mod dnat;
+pub mod dscp;
+pub mod ecn;
 pub mod log;
 pub mod mark;
 pub mod masquerade;
@@ -13,4 +18,7 @@ pub mod redirect;
 pub mod reject;
 pub mod snat;
 pub mod tcpmss;
+pub mod tos;
 pub mod trace;
+pub mod ttl;
+pub mod xtypes;
