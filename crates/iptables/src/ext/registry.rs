@@ -162,6 +162,20 @@ registry! {
         Ecn => t::ecn::Ecn,
         Ttl => t::ttl::Ttl,
         Hl => t::ttl::Hl,
+        Hmark => t::hmark::Hmark,
+        Idletimer => t::idletimer::Idletimer,
+        Led => t::led::Led,
+        Netmap => t::netmap::Netmap,
+        Nfqueue => t::nfqueue::Nfqueue,
+        Rateest => t::rateest::Rateest,
+        Secmark => t::secmark::Secmark,
+        Set => t::set::SetTarget,
+        Synproxy => t::synproxy::Synproxy,
+        Tcpoptstrip => t::tcpoptstrip::Tcpoptstrip,
+        Tee => t::tee::Tee,
+        Tproxy => t::tproxy::Tproxy,
+        Snpt => t::npt::Snpt,
+        Dnpt => t::npt::Dnpt,
     }
 }
 

@@ -35,6 +35,24 @@ pub fn put_string(arg: &str, size: usize) -> String {
     arg[..end].to_string()
 }
 
+/// XTTYPE_HOST: one address of the family (IPv4 in the first 4 bytes), as
+/// getaddrinfo reads a numeric host, with its message for an address of the
+/// other family. Names are not resolved (as `-s`/`-d`).
+pub fn parse_host(s: &str, v6: bool) -> Result<[u8; 16]> {
+    opt::parse_gai_host(s, v6).map_err(|e| {
+        let other = if v6 {
+            opt::parse_inet_aton(s).is_some()
+        } else {
+            s.parse::<std::net::Ipv6Addr>().is_ok()
+        };
+        if other {
+            Error::param("getaddrinfo: Address family for hostname not supported\n")
+        } else {
+            e
+        }
+    })
+}
+
 /// A prefix length read as XTTYPE_PLENMASK does: a number `0..=32`
 /// (`0..=128` for IPv6) in any base, or a mask in address form. Returns the
 /// mask (IPv4 in the first 4 bytes, the rest zero) and the prefix length,
@@ -76,7 +94,7 @@ pub fn parse_hostmask(c: &Call, v6: bool) -> Result<([u8; 16], [u8; 16], u8)> {
         Some((h, m)) => (h, Some(m)),
         None => (c.arg, None),
     };
-    let addr = opt::parse_gai_host(host, v6)?;
+    let addr = parse_host(host, v6)?;
     match mask {
         Some(m) => {
             let (mask, hlen) = parse_plen(c, m, v6)?;
@@ -148,6 +166,26 @@ pub fn strtod_prefix(s: &str) -> Option<(f64, &str)> {
     }
     let v: f64 = t[..end].parse().ok()?;
     Some((v, &t[end..]))
+}
+
+/// Refuse a rule whose save form would not read back as the same rule.
+/// nfkeeper keeps each rule as its save text (in the kernel's rule userdata,
+/// or in the offline state file), so such a rule would be lost; iptables
+/// itself cannot restore what it saves for these either. `shown` is what
+/// iptables would print.
+pub fn unsaveable(ext: &str, opt: &str, shown: &str) -> Error {
+    Error::param(format!(
+        "{ext}: \"--{opt} {shown}\" would not read back from the saved rule; nfkeeper cannot keep this rule"
+    ))
+}
+
+/// A string option iptables prints as it is (no quoting): it reads back
+/// only if it is one non-empty word without double quotes.
+pub fn check_plain_word(ext: &str, opt: &str, value: &str) -> Result<()> {
+    if value.is_empty() || value.contains(|c: char| c.is_ascii_whitespace() || c == '"') {
+        return Err(unsaveable(ext, opt, value));
+    }
+    Ok(())
 }
 
 /// A kernel refusal (`checkentry` returning -EINVAL) that the kernel does
