@@ -61,7 +61,7 @@ pub fn encode(s: &str) -> Cow<'_, [u8]> {
 
 /// A writer that turns stand-ins back into raw bytes on the way out.
 /// Stand-ins are 4-byte UTF-8 sequences starting with 0xF4; a write that
-/// ends inside one keeps the start until the next write.
+/// ends inside a sequence keeps its start until the next write.
 pub struct Unmap<W: Write> {
     inner: W,
     carry: Vec<u8>,
@@ -79,19 +79,21 @@ impl<W: Write> Unmap<W> {
         if !b.contains(&0xF4) {
             return self.inner.write_all(b);
         }
-        // Split off an incomplete sequence at the end.
-        let cut = b
-            .iter()
-            .rposition(|&x| x == 0xF4)
-            .filter(|&i| b.len() - i < 4)
-            .unwrap_or(b.len());
-        let (whole, rest) = b.split_at(cut);
-        match std::str::from_utf8(whole) {
-            Ok(s) => self.inner.write_all(&encode(s))?,
-            Err(_) => self.inner.write_all(whole)?,
+        match std::str::from_utf8(b) {
+            Ok(s) => self.inner.write_all(&encode(s)),
+            Err(e) => {
+                let (ok, rest) = b.split_at(e.valid_up_to());
+                let ok = std::str::from_utf8(ok).unwrap_or_default();
+                self.inner.write_all(&encode(ok))?;
+                if e.error_len().is_none() {
+                    // A sequence cut by the end of this write.
+                    self.carry.extend_from_slice(rest);
+                    Ok(())
+                } else {
+                    self.inner.write_all(rest)
+                }
+            }
         }
-        self.carry.extend_from_slice(rest);
-        Ok(())
     }
 }
 
