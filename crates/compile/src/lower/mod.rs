@@ -70,11 +70,14 @@ pub struct AnonSet {
     pub elems: Vec<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
-/// A lowered rule: its expressions and the anonymous sets they look up.
+/// A lowered rule: its expressions, the anonymous sets they look up, and
+/// the protocol its xtables extensions are checked against (`Some` when
+/// any expression is nft_compat's `match`/`target`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lowered {
     pub exprs: Vec<Expr>,
     pub sets: Vec<AnonSet>,
+    pub compat: Option<nft::RuleCompat>,
 }
 
 /// The lowering context of one rule: where it goes and the expressions so far.
@@ -245,8 +248,15 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
         sets: Vec::new(),
     };
     header::lower(&mut cx);
+    let mut compat = false;
     for m in &rule.matches {
-        lower_match(m, &mut cx)?;
+        compat |= native_or_compat(&mut cx, |cx| lower_match(m, cx), || {
+            crate::compat::matches::info(m, family).map(|c| Expr::Match {
+                name: c.name.to_string(),
+                rev: c.rev,
+                info: c.info,
+            })
+        })?;
     }
     cx.push(Expr::Counter {
         bytes: 0,
@@ -259,12 +269,46 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
         Target::Return => cx.verdict(Verdict::Return),
         Target::Jump(c) => cx.verdict(Verdict::Jump(c.to_string())),
         Target::Goto(c) => cx.verdict(Verdict::Goto(c.to_string())),
-        Target::Ext(t) => lower_target(t, &mut cx)?,
+        Target::Ext(t) => {
+            compat |= native_or_compat(&mut cx, |cx| lower_target(t, cx), || {
+                crate::compat::targets::info(t, family).map(|c| Expr::Target {
+                    name: c.name.to_string(),
+                    rev: c.rev,
+                    info: c.info,
+                })
+            })?
+        }
     }
+    // The kernel's xtables checks of a compat extension see the rule's
+    // protocol (and its inversion) only through NFTA_RULE_COMPAT.
+    let compat = compat.then(|| nft::RuleCompat::new(u32::from(rule.proto), rule.inverted(iptables::rule::inv::PROTO)));
     Ok(Lowered {
         exprs: cx.out,
         sets: cx.sets,
+        compat,
     })
+}
+
+/// Lower natively with `native`; when that has no form for it, put the
+/// xtables extension's nft_compat expression from `compat` in its place
+/// instead (whatever `native` left behind is dropped). Returns whether the
+/// compat form was used.
+fn native_or_compat(
+    cx: &mut Cx,
+    native: impl FnOnce(&mut Cx) -> Result<()>,
+    compat: impl FnOnce() -> Option<Expr>,
+) -> Result<bool> {
+    let (out, sets) = (cx.out.len(), cx.sets.len());
+    match native(cx) {
+        Ok(()) => Ok(false),
+        Err(e @ LowerError::NotNative { .. }) => {
+            cx.out.truncate(out);
+            cx.sets.truncate(sets);
+            let x = compat().ok_or(e)?;
+            cx.push(x);
+            Ok(true)
+        }
+    }
 }
 
 impl AnonSet {
@@ -392,11 +436,10 @@ fn lower_target(t: &TargetExt, cx: &mut Cx) -> Result<()> {
         TargetExt::Notrack(x) => l::notrack::lower(x, cx),
         TargetExt::Tcpmss(x) => l::tcpmss::lower(x, cx),
         TargetExt::Checksum(x) => l::checksum::lower(x, cx),
-        // The targets nfkeeper runs only through nft_compat (crate::compat),
-        // which the lowering does not use yet.
+        // The targets nfkeeper runs only through nft_compat (crate::compat).
         other => Err(LowerError::not_native(
             other.name(),
-            "it runs through nft_compat, which is not wired into the lowering yet",
+            "the kernel's xtables target runs it (nft_compat)",
         )),
     }
 }

@@ -264,15 +264,14 @@ pub fn compile_chain(
         match best {
             Some((kind, (keys, map))) if keys.len() >= o.min_len.max(2) => {
                 let n = keys.len();
-                out.push(run_item(
-                    &rules[i..i + n],
-                    keys,
-                    map,
-                    kind,
-                    family,
-                    table,
-                    chain,
-                )?);
+                let members = &rules[i..i + n];
+                match run_item(members, keys, map, kind, family, table, chain)? {
+                    Some(run) => out.push(run),
+                    // Its shape needs the kernel's xtables extensions: they
+                    // run before the lookup, so stateful ones would see
+                    // every packet; the members stay plain rules.
+                    None => out.extend(members.iter().map(|(id, _)| Item::Plain { id: *id })),
+                }
                 i += n;
             }
             _ => {
@@ -292,7 +291,7 @@ fn run_item(
     family: Family,
     table: TableKind,
     chain: &str,
-) -> Result<Item> {
+) -> Result<Option<Item>> {
     let (_, mut shape) = kind
         .split(members[0].1, family)
         .expect("extent checked the key");
@@ -301,6 +300,9 @@ fn run_item(
     }
     let name = format!("{SET_PREFIX}{}", members[0].0 .0);
     let lowered = run_rule(kind, map, &shape, &name, family, table, chain)?;
+    if lowered.compat.is_some() {
+        return Ok(None);
+    }
     let (key_type, key_len) = kind.key_type(family);
     let elems = members
         .iter()
@@ -312,7 +314,7 @@ fn run_item(
             end: kind.end_marker(r, family),
         })
         .collect();
-    Ok(Item::Run {
+    Ok(Some(Item::Run {
         lowered,
         set: Box::new(RunSet {
             name,
@@ -324,7 +326,7 @@ fn run_item(
             elems,
             shape,
         }),
-    })
+    }))
 }
 
 /// The kernel rule of a run of `key` with `shape` (as [`compile_chain`]

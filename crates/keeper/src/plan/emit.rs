@@ -53,9 +53,10 @@ impl Planner<'_> {
                 bc.priority,
                 nft_policy(policy),
             );
-            if counters != Counters::default() {
-                c.counters = Some((counters.bytes, counters.packets));
-            }
+            // Always given: a base chain created with counters is one whose
+            // policy the kernel counts (nft_base_chain stats), which
+            // iptables shows as `:INPUT ACCEPT [p:b]`.
+            c.counters = Some((counters.bytes, counters.packets));
             self.p.batch.add(&c, tag);
         }
         let mut set = nft::Set::new(fam, &tname, catalog::SET);
@@ -126,6 +127,7 @@ impl Planner<'_> {
         let ud = self.rule_userdata(kind, id, rule);
         let mut r = nft::Rule::new(fam, &tname, chain, exprs);
         r.userdata = Some(ud);
+        r.compat = lowered.compat;
         let bid = self.p.alloc_rule_id();
         r.id = Some(bid);
         match (placement, at) {
