@@ -17,13 +17,13 @@
 //! - **memory**: the daemon's resident set after loading R = 1 000 000
 //!   [100 000] rules in 1 000 chains, and its load time.
 //!
-//! Every process runs in the namespace by `setns` before `exec` (no
-//! wrapper process), the daemon included.
+//! Every process is spawned into the namespace by a thread that entered
+//! it (`setns`; no wrapper process), the daemon included.
 
 use crate::netns::Netns;
+use crate::netns::{enter, spawn_in_netns};
 use std::fmt::Write as _;
-use std::os::unix::io::AsRawFd;
-use std::os::unix::process::CommandExt;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,27 +36,6 @@ struct Sizes {
     /// Chain lengths of the one-process-per-rule case.
     process_sizes: Vec<usize>,
     memory_rules: usize,
-}
-
-/// A command that enters the namespace file `ns` before exec.
-fn in_ns(ns: &Path, argv: &[&str]) -> Command {
-    let f = std::fs::File::open(ns).expect("namespace file");
-    let mut c = Command::new(argv[0]);
-    c.args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    // SAFETY: only the setns system call between fork and exec, on a
-    // descriptor the closure owns.
-    unsafe {
-        c.pre_exec(move || {
-            if libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    c
 }
 
 fn ns_path(ns: &Netns) -> PathBuf {
@@ -105,10 +84,14 @@ impl Daemon {
         let bin = super::adapters::nfkeeper_bin();
         let s = sock.to_string_lossy().into_owned();
         let t0 = Instant::now();
-        let child = in_ns(&ns_path(ns), &[&bin, "serve", "--quiet", "--socket", &s])
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("nfkeeper serve: {e}"))?;
+        let f = std::fs::File::open(ns_path(ns)).map_err(|e| format!("{}: {e}", ns.name()))?;
+        let mut cmd = Command::new(&bin);
+        cmd.args(["serve", "--quiet", "--socket", &s])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let (child, _) =
+            spawn_in_netns(f.as_fd(), &mut cmd).map_err(|e| format!("nfkeeper serve: {e}"))?;
         let mut d = Daemon {
             child,
             sock,
@@ -214,12 +197,9 @@ fn nft_appends(ns: &Netns, procs: usize, total: usize) -> Result<f64, String> {
                     // This thread enters the namespace and its processes
                     // inherit it: spawned without a fork of the harness
                     // (see crate::netns::spawn_in_netns).
-                    let f = std::fs::File::open(&path).map_err(|e| e.to_string())?;
-                    // SAFETY: setns on a descriptor we own; only this
-                    // thread's namespace changes, and the thread ends here.
-                    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-                        return Err(format!("setns: {}", std::io::Error::last_os_error()));
-                    }
+                    // Only this thread's namespace changes, and the
+                    // thread ends here.
+                    enter(&path).map_err(|e| format!("setns: {e}"))?;
                     for i in 0..per {
                         let r = rule(c, i);
                         let o = Command::new("iptables-nft")
@@ -265,8 +245,7 @@ fn per_call(ns: &Netns, argv0: &[&str], env: &[(&str, &str)], calls: usize) -> R
             c.env(k, val);
         }
         // Spawned without a fork of this process (see spawn_in_netns).
-        let (child, t) =
-            crate::netns::spawn_in_netns(f.as_raw_fd(), &mut c).map_err(|e| e.to_string())?;
+        let (child, t) = spawn_in_netns(f.as_fd(), &mut c).map_err(|e| e.to_string())?;
         let o = child.wait_with_output().map_err(|e| e.to_string())?;
         v.push(t.elapsed().as_secs_f64());
         if !o.status.success() {
@@ -290,14 +269,12 @@ fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64, &'sta
     use nft::batch::Placement;
     use nft::expr::base;
     use nft::{Expr, Family, Rule, SetElem, SetElems, Socket, Verdict};
-    let f = std::fs::File::open(ns_path(ns)).map_err(|e| e.to_string())?;
+    let path = ns_path(ns);
     let chain = chain.to_string();
     std::thread::spawn(move || -> Result<(f64, f64, &'static str), String> {
-        // SAFETY: setns on a descriptor we own; it changes only this
-        // thread's network namespace, and the thread ends here.
-        if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return Err(format!("setns: {}", std::io::Error::last_os_error()));
-        }
+        // Only this thread's network namespace changes, and the thread
+        // ends here.
+        enter(&path).map_err(|e| format!("setns: {e}"))?;
         let mut s = Socket::open().map_err(|e| e.to_string())?;
         let (mut add, mut del) = (Vec::new(), Vec::new());
         let run = s
@@ -405,46 +382,48 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Run the suite; Markdown on stdout (and in `--out DIR/daemon.md`).
-/// `nfkeeper bench daemon --help`.
-fn help() -> String {
-    format!(
-        "usage: nfkeeper bench daemon [--quick] [--case C,...] [--out DIR]\n\n\
-         nfkeeper serve against direct mode and iptables-nft, in network\n\
-         namespaces of its own (root needed): one-process appends onto N\n\
-         rules, API operations, concurrent clients, memory.\n\n\
-         \x20 --quick      smaller sizes (10k preloaded rules instead of 100k)\n\
-         \x20 --case C,... only these cases ({})\n\
-         \x20 --out DIR    also write the table to DIR/daemon.md\n",
-        CASES.join(",")
-    )
+/// The options of `nfkeeper bench daemon`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DaemonArgs {
+    pub quick: bool,
+    /// `--case`: these cases only, in this order (empty: all of [`CASES`]).
+    pub cases: Vec<String>,
+    pub out: Option<String>,
 }
 
-pub fn main(args: &[String]) -> i32 {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => {}
-            "--out" | "--case" => {
-                it.next();
-            }
-            "-h" | "--help" => {
-                print!("{}", help());
-                return 0;
-            }
-            other => {
-                eprintln!("nfkeeper bench daemon: unknown argument {other}");
-                eprintln!("Try `nfkeeper bench daemon --help' for more information.");
-                return 2;
-            }
+impl DaemonArgs {
+    /// The options as clap arguments, with their help.
+    pub fn args() -> Vec<clap::Arg> {
+        use crate::args::{flag, value, words};
+        vec![
+            flag("quick").help("Smaller sizes (10k preloaded rules instead of 100k)"),
+            words("case", "C,...")
+                .value_parser(CASES)
+                .help("Only these cases [default: all]"),
+            value(
+                "out",
+                "DIR",
+                clap::builder::NonEmptyStringValueParser::new(),
+            )
+            .help("Also write the table to DIR/daemon.md"),
+        ]
+    }
+
+    /// The options from what clap matched with [`DaemonArgs::args`].
+    pub fn from_matches(m: &clap::ArgMatches) -> DaemonArgs {
+        DaemonArgs {
+            quick: m.get_flag("quick"),
+            cases: crate::args::get_words(m, "case"),
+            out: m.get_one::<String>("out").cloned(),
         }
     }
-    let quick = args.iter().any(|a| a == "--quick");
-    let out = args
-        .iter()
-        .position(|a| a == "--out")
-        .and_then(|i| args.get(i + 1))
-        .cloned();
+}
+
+/// Runs the suite; Markdown on stdout (and in `--out DIR/daemon.md`).
+/// Returns the exit code: 0, or 1 when a case could not be measured.
+pub fn main(args: &DaemonArgs) -> i32 {
+    let quick = args.quick;
+    let out = args.out.clone();
     if !crate::netns::is_root() {
         eprintln!(
             "nfkeeper bench daemon needs root: every case runs in a network namespace it creates"
@@ -472,18 +451,10 @@ pub fn main(args: &[String]) -> i32 {
             memory_rules: 1_000_000,
         }
     };
-    let cases: Vec<String> = match args.iter().position(|a| a == "--case") {
-        Some(i) => match args.get(i + 1) {
-            Some(v) => v.split(',').map(String::from).collect(),
-            None => {
-                eprintln!(
-                    "nfkeeper bench daemon: --case needs a list ({})",
-                    CASES.join(",")
-                );
-                return 2;
-            }
-        },
-        None => CASES.iter().map(|c| c.to_string()).collect(),
+    let cases: Vec<String> = if args.cases.is_empty() {
+        CASES.iter().map(|c| c.to_string()).collect()
+    } else {
+        args.cases.clone()
     };
     match run(&sz, &cases) {
         Ok(md) => {

@@ -1,18 +1,103 @@
-//! `nfkeeper demo` and `nfkeeper load`: restore a ruleset into the model and
-//! save it back, with timings. Until the kernel backend lands this is the
-//! main job: it shows the model's cost per rule at scale.
+//! `nfkeeper demo` and `nfkeeper load` (run by nfkeeper-bench): restore a
+//! ruleset into the model and save it back, with timings; the demo then
+//! does the same through the kernel of a private network namespace and
+//! runs the quick cf and ruleset suites.
 
+use crate::suites::cli::SuiteArgs;
 use iptables::exec::{restore, save_table, RestoreOpts};
 use iptables::Rule;
 use ruleset::{Family, Ruleset, TableKind};
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Instant;
 
-fn arg_value(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
+/// The options of `nfkeeper demo`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DemoArgs {
+    /// Rules in each generated ruleset.
+    pub rules: usize,
+    /// Print the rulesets saved back from the model.
+    pub print: bool,
+    /// Skip the quick suites at the end.
+    pub no_bench: bool,
+    /// Where the suites' reports go (DIR/cf, DIR/ruleset).
+    pub out: Option<String>,
+}
+
+impl DemoArgs {
+    /// The options as clap arguments, with their help.
+    pub fn args() -> Vec<clap::Arg> {
+        use crate::args::{flag, num, value};
+        vec![
+            value("rules", "N", num)
+                .default_value("100000")
+                .help("Rules in each generated ruleset"),
+            flag("print").help("Print the rulesets saved back from the model"),
+            flag("no-bench").help("Skip the quick cf and ruleset suites at the end"),
+            value("out", "DIR", clap::builder::NonEmptyStringValueParser::new()).help(
+                "Where the suites' reports go: DIR/cf, DIR/ruleset [default: bench-results/SUITE-UTCSTAMP]",
+            ),
+        ]
+    }
+
+    /// The options from what clap matched with [`DemoArgs::args`].
+    pub fn from_matches(m: &clap::ArgMatches) -> DemoArgs {
+        DemoArgs {
+            rules: m.get_one::<usize>("rules").copied().unwrap_or(100_000),
+            print: m.get_flag("print"),
+            no_bench: m.get_flag("no-bench"),
+            out: m.get_one::<String>("out").cloned(),
+        }
+    }
+}
+
+/// The options of `nfkeeper load`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadArgs {
+    /// `-6`: the file is ip6tables-save's.
+    pub ipv6: bool,
+    /// `-c`: restore the counters too.
+    pub counters: bool,
+    /// Timings only, without the saved ruleset.
+    pub quiet: bool,
+    pub file: PathBuf,
+}
+
+impl LoadArgs {
+    /// The options as clap arguments, with their help.
+    pub fn args() -> Vec<clap::Arg> {
+        use clap::{Arg, ArgAction};
+        vec![
+            Arg::new("ipv6")
+                .short('6')
+                .action(ArgAction::SetTrue)
+                .help("The file is IPv6 (ip6tables-save)"),
+            Arg::new("counters")
+                .short('c')
+                .action(ArgAction::SetTrue)
+                .help("Restore the counters too"),
+            crate::args::flag("quiet").help("Timings only, without the saved ruleset"),
+            Arg::new("file")
+                .value_name("FILE")
+                .required(true)
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("An iptables-save file"),
+        ]
+    }
+
+    /// The options from what clap matched with [`LoadArgs::args`].
+    pub fn from_matches(m: &clap::ArgMatches) -> LoadArgs {
+        LoadArgs {
+            ipv6: m.get_flag("ipv6"),
+            counters: m.get_flag("counters"),
+            quiet: m.get_flag("quiet"),
+            file: m.get_one::<PathBuf>("file").cloned().unwrap_or_default(),
+        }
+    }
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
 }
 
 /// Load `text`, save it back; print the save text (if `print`) and timings.
@@ -90,12 +175,11 @@ fn normalise(s: &str) -> Vec<&str> {
         .collect()
 }
 
-/// `nfkeeper demo [--rules N] [--print]`.
-pub fn demo(args: &[String]) -> i32 {
-    let n: usize = arg_value(args, "--rules")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100_000);
-    let print = args.iter().any(|a| a == "--print");
+/// `nfkeeper demo`: the model, the kernel round and (as root, unless
+/// `--no-bench`) the quick suites. Returns the exit code.
+pub fn demo(args: &DemoArgs) -> i32 {
+    let n = args.rules;
+    let print = args.print;
     eprintln!(
         "nfkeeper demo: the model in memory, then the kernel of a private network namespace\n"
     );
@@ -129,29 +213,27 @@ pub fn demo(args: &[String]) -> i32 {
         return b;
     }
     let k = kernel_round(&cf, n);
-    // SAFETY: geteuid has no preconditions.
-    if k != 0 || args.iter().any(|a| a == "--no-bench") || unsafe { libc::geteuid() } != 0 {
+    if k != 0 || args.no_bench || !is_root() {
         return k;
     }
     // The studies' suites, short: every baseline present, each case in its
     // own private namespaces; the tables on stdout, reports and plots under
     // bench-results/ (or --out DIR). About 80 s here.
     eprintln!("\nthe Cloud Foundry and iptables-nft study suites, quick (--no-bench skips):");
-    let out = arg_value(args, "--out");
     let mut code = 0;
-    for (suite, extra) in [("cf", &[][..]), ("ruleset", &["--sizes", "1000"][..])] {
+    for (suite, sizes) in [("cf", None), ("ruleset", Some(vec![1000]))] {
         // The demo changes nothing on the host, the kernel's RCU setting
         // included (the bench command expedites it for steadier times);
         // 3 repetitions everywhere keep it under 2 minutes.
-        let mut argv: Vec<String> = ["--suite", suite, "--quick", "--rcu-default", "--reps", "3"]
-            .iter()
-            .chain(extra)
-            .map(|s| s.to_string())
-            .collect();
-        if let Some(dir) = &out {
-            argv.extend(["--out".to_string(), format!("{dir}/{suite}")]);
-        }
-        code = code.max(bench::suites::cli::main("nfkeeper demo", &argv));
+        let run = SuiteArgs {
+            quick: true,
+            rcu_default: true,
+            reps: Some(3),
+            sizes,
+            out: args.out.as_ref().map(|dir| format!("{dir}/{suite}")),
+            ..SuiteArgs::default()
+        };
+        code = code.max(crate::suites::cli::main("nfkeeper demo", Some(suite), &run));
     }
     code
 }
@@ -160,21 +242,18 @@ pub fn demo(args: &[String]) -> i32 {
 /// namespace (this process's thread only; checked), append one rule, delete
 /// it by spec, and save everything back — each step one transaction.
 fn kernel_round(cf: &str, n: usize) -> i32 {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         eprintln!("\nkernel round skipped: needs root (it runs in a private network namespace)");
         return 0;
     }
     let cf = cf.to_string();
     let r = std::thread::spawn(move || -> Result<(), String> {
         let before = std::fs::read_link("/proc/thread-self/ns/net").ok();
-        // SAFETY: unshare only changes this thread's namespaces.
-        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-            return Err(format!(
-                "unshare(CLONE_NEWNET): {}",
-                std::io::Error::last_os_error()
-            ));
-        }
+        // SAFETY: only the network namespace is unshared (not the file
+        // descriptor table, which is what makes unshare unsafe), and only
+        // for this thread, which ends with the round.
+        unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNET) }
+            .map_err(|e| format!("unshare(CLONE_NEWNET): {e}"))?;
         let after = std::fs::read_link("/proc/thread-self/ns/net").ok();
         if before.is_none() || before == after {
             return Err("not in a private network namespace; not touching the kernel".into());
@@ -237,27 +316,22 @@ fn kernel_round(cf: &str, n: usize) -> i32 {
     }
 }
 
-/// `nfkeeper load [-6] [-c] [--quiet] FILE`.
-pub fn load(args: &[String]) -> i32 {
-    let family = if args.iter().any(|a| a == "-6") {
+/// `nfkeeper load [-6] [-c] [--quiet] FILE`. Returns the exit code.
+pub fn load(args: &LoadArgs) -> i32 {
+    let family = if args.ipv6 {
         Family::Ipv6
     } else {
         Family::Ipv4
     };
-    let counters = args.iter().any(|a| a == "-c");
-    let quiet = args.iter().any(|a| a == "--quiet");
-    let Some(path) = args.iter().find(|a| !a.starts_with('-')) else {
-        eprintln!("usage: nfkeeper load [-6] [-c] [--quiet] FILE");
-        return 2;
-    };
-    let text = match std::fs::read_to_string(path) {
+    let path = args.file.display().to_string();
+    let text = match std::fs::read_to_string(&args.file) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("nfkeeper: can't read {path}: {e}");
             return 1;
         }
     };
-    load_and_save(&text, family, counters, !quiet, path)
+    load_and_save(&text, family, args.counters, !args.quiet, &path)
 }
 
 /// Resident set size of this process (Linux /proc), 0 where unknown.
