@@ -452,17 +452,11 @@ fn typed_ops(
         match parse(&words, ParseOpts::command(fam, "nfkeeper")) {
             Ok(p) => cmds.push(p),
             Err(e) => {
-                let mut res = vec![
-                    proto::OpResult {
-                        code: 0,
-                        message: "not applied".into()
-                    };
-                    ops.len()
-                ];
-                res[i] = proto::OpResult {
+                let failed = proto::OpResult {
                     code: e.exit_code(),
                     message: e.render("nfkeeper", None).trim_end().to_string(),
                 };
+                let res = not_applied_but(ops.len(), i, failed);
                 proto::write_reply(s, &Reply::OpResults(res))?;
                 return proto::write_reply(s, &Reply::Exit(e.exit_code()));
             }
@@ -472,18 +466,25 @@ fn typed_ops(
     let what = format!("{n} typed op(s)");
     let d = submit(sh, who, fam, "nfkeeper", what, Work::Cmds(cmds));
     let code = exit_code(&d);
-    let (stdout, message) = match d {
-        Done::Cmds(Ok(out)) => (out, String::new()),
-        Done::Cmds(Err(e)) => (
-            String::new(),
-            e.to_iptables()
-                .render("nfkeeper", None)
-                .trim_end()
-                .to_string(),
-        ),
-        other => (String::new(), format!("unexpected answer {other:?}")),
+    let (stdout, message, at) = match d {
+        Done::Cmds(Ok(out)) => (out, String::new(), None),
+        Done::Cmds(Err(e)) => {
+            let at = match e {
+                keeper::Error::CommandAt { index, .. } if index < n => Some(index),
+                _ => None,
+            };
+            let text = e.to_iptables().render("nfkeeper", None);
+            (String::new(), text.trim_end().to_string(), at)
+        }
+        other => (String::new(), format!("unexpected answer {other:?}"), None),
     };
-    let res = vec![proto::OpResult { code, message }; n];
+    // The operation that failed carries the error, the others "not
+    // applied" (as for a parse error); a failure no single operation is
+    // known to have caused is every operation's.
+    let res = match at {
+        Some(i) => not_applied_but(n, i, proto::OpResult { code, message }),
+        None => vec![proto::OpResult { code, message }; n],
+    };
     let mut out = FrameWriter::new(s);
     {
         use std::io::Write as _;
@@ -492,4 +493,18 @@ fn typed_ops(
     out.flush_frame()?;
     proto::write_reply(out.s, &Reply::OpResults(res))?;
     proto::write_reply(out.s, &Reply::Exit(code))
+}
+
+/// Results of a failed transaction of `n` operations where operation `i`
+/// failed with `failed`: the others are "not applied" (code 0).
+fn not_applied_but(n: usize, i: usize, failed: proto::OpResult) -> Vec<proto::OpResult> {
+    let mut res = vec![
+        proto::OpResult {
+            code: 0,
+            message: "not applied".into()
+        };
+        n
+    ];
+    res[i] = failed;
+    res
 }
