@@ -150,6 +150,11 @@ func (c *Client) get(ctx context.Context) (cn *conn, reused bool, err error) {
 	nc, err := d.DialContext(ctx, "unix", c.path)
 	if err != nil {
 		<-c.slots
+		if ce := ctx.Err(); ce != nil {
+			err = ce
+		} else if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			err = context.DeadlineExceeded
+		}
 		var op *net.OpError
 		if errors.As(err, &op) {
 			err = op.Err

@@ -38,9 +38,9 @@ func (e *ConnectError) Error() string {
 }
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-// ExchangeError: the exchange with the daemon broke. Sent is false only
-// when it is certain that the daemon received none of the request (the
-// context ended before anything was written).
+// ExchangeError: the exchange with the daemon broke. Sent reports whether
+// the whole request had been written: then the daemon may have applied
+// it; when false it cannot have (it acts only on whole requests).
 type ExchangeError struct {
 	Err  error
 	Sent bool
@@ -49,7 +49,7 @@ type ExchangeError struct {
 func (e *ExchangeError) Error() string {
 	tail := maybeApplied
 	if !e.Sent {
-		tail = "nothing was sent"
+		tail = "the request was not sent"
 	}
 	switch {
 	case errors.Is(e.Err, context.Canceled), errors.Is(e.Err, context.DeadlineExceeded):
@@ -105,7 +105,7 @@ func (e *TxError) Error() string {
 		return fmt.Sprintf("transaction of %d operations failed: %s", e.Ops, e.Message)
 	}
 	return fmt.Sprintf("operation %d of %d (%s) failed: %s",
-		e.Index+1, e.Ops, strings.Join(e.Op.Args(), " "), e.Message)
+		e.Index+1, e.Ops, commandLine(e.Op), e.Message)
 }
 
 // message is iptables' error text of err, for classification.

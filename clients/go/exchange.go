@@ -71,7 +71,7 @@ func (c *Client) Call(ctx context.Context, req proto.Request, sink func(proto.Re
 
 // exchange runs one round trip on cn; the caller has arranged for a
 // canceled ctx to move cn's deadline into the past. sent reports whether
-// any of the request may have reached the daemon.
+// the whole request was written (so the daemon may have applied it).
 func (c *Client) exchange(ctx context.Context, cn *conn, req proto.Request, sink func(proto.Reply)) (code int, results proto.OpResults, sent bool, err error) {
 	cn.out, err = proto.AppendRequest(cn.out[:0], req)
 	if err != nil {
@@ -87,10 +87,12 @@ func (c *Client) exchange(ctx context.Context, cn *conn, req proto.Request, sink
 		}
 		return 0, nil, sent, &ExchangeError{Err: e, Sent: sent}
 	}
-	n, werr := cn.c.Write(cn.out)
+	_, werr := cn.c.Write(cn.out)
 	if werr != nil {
+		// The daemon acts only on whole frames: a request not written
+		// whole was not applied.
 		if ctx.Err() != nil {
-			return fail(werr, n > 0)
+			return fail(werr, false)
 		}
 		// A daemon that refused us wrote an Error frame before it closed:
 		// that explains the failed write better than EPIPE.
@@ -99,8 +101,6 @@ func (c *Client) exchange(ctx context.Context, cn *conn, req proto.Request, sink
 				return 0, nil, false, &RefusedError{Code: int(e.Code), Message: e.Message}
 			}
 		}
-		// The daemon closed before reading a whole request: it applied
-		// nothing (it acts only on complete frames).
 		return fail(werr, false)
 	}
 	var res proto.OpResults

@@ -206,6 +206,10 @@ func TestDaemonCancelMidRequest(t *testing.T) {
 		fmt.Fprintf(&b, "-A BIG -s 10.%d.%d.%d/32 -j ACCEPT\n", i>>16, (i>>8)&255, i&255)
 	}
 	b.WriteString("COMMIT\n")
+	// A pooled connection, so that the deadline falls in the exchange.
+	if _, err := c.Status(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 	err := c.Restore(ctx, nfk.IPv4, []byte(b.String()), nfk.RestoreOptions{Noflush: true})
 	cancel()

@@ -89,16 +89,23 @@ func (tx *Transaction) Ops() []proto.Op {
 func (tx *Transaction) String() string {
 	var b strings.Builder
 	for _, op := range tx.ops {
-		for i, a := range op.Args() {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(quoteWord(a))
-		}
+		b.WriteString(commandLine(op))
 		b.WriteByte('\n')
 	}
 	if tx.err != nil {
 		fmt.Fprintf(&b, "# ERROR: %v\n", tx.err)
+	}
+	return b.String()
+}
+
+// commandLine is op's iptables arguments as one line, quoted for display.
+func commandLine(op proto.Op) string {
+	var b strings.Builder
+	for i, a := range op.Args() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(quoteWord(a))
 	}
 	return b.String()
 }
