@@ -199,7 +199,7 @@ func txResult(ops []proto.Op, res proto.OpResults) error {
 			continue
 		}
 		if failed >= 0 {
-			return &TxError{Index: -1, Ops: len(ops), Code: int(r.Code), Message: r.Message}
+			return &TxError{Index: -1, Total: len(ops), Code: int(r.Code), Message: r.Message}
 		}
 		failed = i
 	}
@@ -207,5 +207,5 @@ func txResult(ops []proto.Op, res proto.OpResults) error {
 		return nil
 	}
 	r := res[failed]
-	return &TxError{Index: failed, Op: ops[failed], Ops: len(ops), Code: int(r.Code), Message: r.Message}
+	return &TxError{Index: failed, Op: ops[failed], Total: len(ops), Code: int(r.Code), Message: r.Message}
 }

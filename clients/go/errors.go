@@ -91,21 +91,22 @@ func (e *ExitError) Error() string {
 // 0-based position of the failing operation in the transaction and Op the
 // operation, or Index is -1 when the failure is the transaction's as a
 // whole (a kernel refusal no single operation is known to have caused).
-// Code is iptables' exit code and Message its error text.
+// Total is the number of operations, Code iptables' exit code and Message
+// its error text.
 type TxError struct {
 	Index   int
 	Op      proto.Op
-	Ops     int
+	Total   int
 	Code    int
 	Message string
 }
 
 func (e *TxError) Error() string {
 	if e.Index < 0 {
-		return fmt.Sprintf("transaction of %d operations failed: %s", e.Ops, e.Message)
+		return fmt.Sprintf("transaction of %d operations failed: %s", e.Total, e.Message)
 	}
 	return fmt.Sprintf("operation %d of %d (%s) failed: %s",
-		e.Index+1, e.Ops, commandLine(e.Op), e.Message)
+		e.Index+1, e.Total, commandLine(e.Op), e.Message)
 }
 
 // message is iptables' error text of err, for classification.
