@@ -49,11 +49,14 @@ type Client struct {
 	closed bool
 }
 
-// conn is one connection and its buffers (reused across requests).
+// maxKeptBuffer: a pooled connection keeps a reply buffer up to this size
+// (the daemon sends output in frames of at most 1 MiB).
+const maxKeptBuffer = 1<<20 + 64
+
+// conn is one connection and its reply buffer (reused across requests).
 type conn struct {
 	c    *net.UnixConn
 	in   []byte
-	out  []byte
 	used time.Time
 }
 
@@ -171,6 +174,9 @@ func (c *Client) get(ctx context.Context) (cn *conn, reused bool, err error) {
 // put gives back a connection that finished a round trip cleanly.
 func (c *Client) put(cn *conn) {
 	cn.used = time.Now()
+	if cap(cn.in) > maxKeptBuffer {
+		cn.in = nil
+	}
 	c.mu.Lock()
 	keep := !c.closed && len(c.idle) < c.maxIdle
 	if keep {

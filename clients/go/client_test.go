@@ -276,6 +276,15 @@ func TestRefusedBeforeTheRequestIsRead(t *testing.T) {
 	}
 }
 
+func TestUnencodableRequestsAreNotSent(t *testing.T) {
+	d := startFakeDaemon(t, func(c net.Conn, req proto.Request) bool { return false })
+	c := nfk.New(nfk.Options{Path: d.path})
+	_, err := c.Iptables(context.Background(), nfk.Family(5), "-S")
+	if errString(err) != "family 5 is neither 4 nor 6" || d.accepted.Load() != 0 {
+		t.Fatalf("%v, %d connections", err, d.accepted.Load())
+	}
+}
+
 func TestConnectError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "none.sock")
 	_, err := nfk.Dial(context.Background(), path)

@@ -27,6 +27,10 @@ func (c *Client) Call(ctx context.Context, req proto.Request, sink func(proto.Re
 	if err := ctx.Err(); err != nil {
 		return 0, nil, &ExchangeError{Err: err}
 	}
+	frame, err := proto.AppendRequest(nil, req)
+	if err != nil {
+		return 0, nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		cn, reused, err := c.get(ctx)
 		if err != nil {
@@ -43,12 +47,10 @@ func (c *Client) Call(ctx context.Context, req proto.Request, sink func(proto.Re
 			return 0, nil, &ExchangeError{Err: err}
 		}
 		stop := context.AfterFunc(ctx, func() { _ = cn.c.SetDeadline(longAgo) })
-		code, results, sent, err = c.exchange(ctx, cn, req, sink)
+		code, results, sent, err = c.exchange(ctx, cn, frame, sink)
 		// A cancellation that fired once the reply was in may still move
-		// the deadline: that connection is not reused.
-		if !stop() {
-			c.drop(cn)
-		} else if err == nil {
+		// the deadline: that connection is not reused either.
+		if stop() && err == nil {
 			c.put(cn)
 		} else {
 			c.drop(cn)
@@ -69,14 +71,10 @@ func (c *Client) Call(ctx context.Context, req proto.Request, sink func(proto.Re
 	}
 }
 
-// exchange runs one round trip on cn; the caller has arranged for a
+// exchange sends one encoded request on cn and reads its reply; the caller has arranged for a
 // canceled ctx to move cn's deadline into the past. sent reports whether
 // the whole request was written (so the daemon may have applied it).
-func (c *Client) exchange(ctx context.Context, cn *conn, req proto.Request, sink func(proto.Reply)) (code int, results proto.OpResults, sent bool, err error) {
-	cn.out, err = proto.AppendRequest(cn.out[:0], req)
-	if err != nil {
-		return 0, nil, false, err
-	}
+func (c *Client) exchange(ctx context.Context, cn *conn, frame []byte, sink func(proto.Reply)) (code int, results proto.OpResults, sent bool, err error) {
 	fail := func(e error, sent bool) (int, proto.OpResults, bool, error) {
 		if ce := ctx.Err(); ce != nil {
 			e = ce
@@ -87,7 +85,7 @@ func (c *Client) exchange(ctx context.Context, cn *conn, req proto.Request, sink
 		}
 		return 0, nil, sent, &ExchangeError{Err: e, Sent: sent}
 	}
-	_, werr := cn.c.Write(cn.out)
+	_, werr := cn.c.Write(frame)
 	if werr != nil {
 		// The daemon acts only on whole frames: a request not written
 		// whole was not applied.

@@ -13,7 +13,7 @@ use iptables::tool::{self, completed_line, generated_line, Backend};
 use keeper::txn::{Done, Restore, Work};
 use proto::{Fam, Reply, Request};
 use ruleset::{Family, TableKind};
-use std::io::{self, Read};
+use std::io::{self, Read, Write as _};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -146,16 +146,22 @@ impl<'a> FrameWriter<'a> {
         Ok(())
     }
 
-    /// Send what is buffered, then `err` as Stderr frames and the exit code.
+    /// Send what is buffered, then `err` as Stderr frames and the exit code,
+    /// in one write: a client waiting for the end of its reply is woken
+    /// once, not once per frame.
     fn end(mut self, err: &[u8], code: i32) -> io::Result<()> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        self.flush_frame()?;
-        for chunk in err.chunks(CHUNK) {
-            proto::write_reply(self.s, &Reply::Stderr(chunk.to_vec()))?;
+        let mut out = Vec::new();
+        if !self.buf.is_empty() {
+            proto::encode_reply(&Reply::Stdout(std::mem::take(&mut self.buf)), &mut out);
         }
-        proto::write_reply(self.s, &Reply::Exit(code))
+        for chunk in err.chunks(CHUNK) {
+            proto::encode_reply(&Reply::Stderr(chunk.to_vec()), &mut out);
+        }
+        proto::encode_reply(&Reply::Exit(code), &mut out);
+        self.s.write_all(&out)
     }
 }
 
@@ -431,7 +437,6 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
 
 impl FrameWriter<'_> {
     fn end_with_stdout(mut self, text: &str) -> io::Result<()> {
-        use std::io::Write as _;
         let _ = self.write_all(text.as_bytes());
         self.end(&[], 0)
     }
@@ -457,8 +462,7 @@ fn typed_ops(
                     message: e.render("nfkeeper", None).trim_end().to_string(),
                 };
                 let res = not_applied_but(ops.len(), i, failed);
-                proto::write_reply(s, &Reply::OpResults(res))?;
-                return proto::write_reply(s, &Reply::Exit(e.exit_code()));
+                return end_ops(s, res, e.exit_code());
             }
         }
     }
@@ -486,13 +490,18 @@ fn typed_ops(
         None => vec![proto::OpResult { code, message }; n],
     };
     let mut out = FrameWriter::new(s);
-    {
-        use std::io::Write as _;
-        let _ = out.write_all(stdout.as_bytes());
-    }
+    let _ = out.write_all(stdout.as_bytes());
     out.flush_frame()?;
-    proto::write_reply(out.s, &Reply::OpResults(res))?;
-    proto::write_reply(out.s, &Reply::Exit(code))
+    end_ops(out.s, res, code)
+}
+
+/// The end of a typed operations reply, OpResults and Exit, in one write
+/// (the client is woken once).
+fn end_ops(s: &mut UnixStream, res: Vec<proto::OpResult>, code: i32) -> io::Result<()> {
+    let mut out = Vec::new();
+    proto::encode_reply(&Reply::OpResults(res), &mut out);
+    proto::encode_reply(&Reply::Exit(code), &mut out);
+    s.write_all(&out)
 }
 
 /// Results of a failed transaction of `n` operations where operation `i`
