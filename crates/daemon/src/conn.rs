@@ -4,6 +4,7 @@
 //! model under a shared lock, writes through the writer — and stream the
 //! answers back.
 
+use crate::frame::{Budget, FrameError, FrameReader};
 use crate::listen::{peer, refuse};
 use crate::writer::{exit_code, Write};
 use crate::Shared;
@@ -15,20 +16,20 @@ use proto::{Fam, Reply, Request};
 use ruleset::{Family, TableKind};
 use std::io::{self, Read, Write as _};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// Request bytes buffered by all connections together: beyond this a new
-/// request is refused ("server busy") instead of growing memory.
-const MAX_IN_FLIGHT: usize = 1 << 30;
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Request bytes held by all connections together: beyond this a request
+/// is refused ("server busy") instead of growing memory.
+static BUDGET: Budget = Budget::new(1 << 30);
 
 /// Output is sent in frames of at most this many bytes.
 const CHUNK: usize = 1 << 20;
 
-/// Send one protocol-level error and close.
-pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str) {
+/// Send one protocol-level error, then read (and drop) what the peer
+/// still sends, for up to `linger`, so that a client that writes its whole
+/// request before reading gets the error instead of a broken pipe.
+pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str, linger: Duration) {
     let _ = proto::write_reply(
         &mut s,
         &Reply::Error {
@@ -36,6 +37,19 @@ pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str) {
             message: message.to_string(),
         },
     );
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + linger;
+    let mut sink = [0u8; 16 << 10];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match s.read(&mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
 }
 
 fn family(f: Fam) -> Family {
@@ -45,64 +59,44 @@ fn family(f: Fam) -> Family {
     }
 }
 
-/// Releases a reservation of request bytes.
-struct Reserved(usize);
-
-impl Drop for Reserved {
-    fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(self.0, Ordering::SeqCst);
-    }
-}
-
 pub fn serve_client(sh: &Shared, mut s: UnixStream) {
-    let _ = s.set_read_timeout(Some(sh.cfg.idle_timeout));
     let _ = s.set_write_timeout(Some(sh.cfg.idle_timeout));
+    let linger = sh.cfg.idle_timeout.min(Duration::from_secs(2));
     let who = match peer(&s) {
         Ok(p) => {
             if let Some(why) = refuse(sh, &p) {
                 sh.metrics.refused_peers.inc();
                 crate::log::line(&format!("event=refused {} why={why:?}", p.describe()));
-                return refuse_and_close(s, 1, &why);
+                return refuse_and_close(s, 1, &why, linger);
             }
             p.describe()
         }
-        Err(e) => return refuse_and_close(s, 1, &format!("peer credentials: {e}")),
+        Err(e) => return refuse_and_close(s, 1, &format!("peer credentials: {e}"), linger),
     };
-    let mut body = Vec::new();
+    let mut frames = FrameReader::default();
     loop {
-        let mut len = [0u8; 4];
-        match s.read_exact(&mut len) {
-            Ok(()) => {}
+        let t = sh.cfg.idle_timeout;
+        let body = match frames.read(&mut s, sh.cfg.max_request, t, t, &BUDGET) {
+            Ok(b) => b,
             // Clean close, idle timeout, or a client gone: nothing to answer.
-            Err(_) => return,
-        }
-        let n = u32::from_be_bytes(len) as usize;
-        if n > sh.cfg.max_request {
-            sh.metrics.bad_requests.inc();
-            return refuse_and_close(
-                s,
-                4,
-                &format!(
-                    "request of {n} bytes exceeds the limit of {} bytes (nfkeeper serve --max-request)",
-                    sh.cfg.max_request
-                ),
-            );
-        }
-        if IN_FLIGHT.fetch_add(n, Ordering::SeqCst) + n > MAX_IN_FLIGHT {
-            IN_FLIGHT.fetch_sub(n, Ordering::SeqCst);
-            return refuse_and_close(s, 4, "server busy: too much request data in flight; retry");
-        }
-        let reserved = Reserved(n);
-        body.clear();
-        body.resize(n, 0);
-        if s.read_exact(&mut body).is_err() {
-            // A client that stalls mid-request loses its connection at the
-            // idle timeout; nobody else waits for it.
-            sh.metrics.bad_requests.inc();
-            return refuse_and_close(s, 2, "incomplete request (timed out or closed mid-frame)");
-        }
-        let req = proto::decode_request(&body);
-        drop(reserved);
+            Err(FrameError::Closed) => return,
+            Err(e) => {
+                sh.metrics.bad_requests.inc();
+                frames.release(&BUDGET);
+                let (code, msg) = match e {
+                    FrameError::TooLarge(n) => (4, format!(
+                        "request of {n} bytes exceeds the limit of {} bytes (nfkeeper serve --max-request)",
+                        sh.cfg.max_request
+                    )),
+                    FrameError::Busy => (4, "server busy: too much request data in flight; retry".into()),
+                    _ => (2, "incomplete request (timed out or closed mid-frame)".into()),
+                };
+                return refuse_and_close(s, code, &msg, linger);
+            }
+        };
+        let req = proto::decode_request(body);
+        frames.release(&BUDGET);
+        frames.shrink();
         let req = match req {
             Ok(r) => r,
             Err(e) => {
@@ -114,7 +108,7 @@ pub fn serve_client(sh: &Shared, mut s: UnixStream) {
                     ),
                     other => format!("bad request: {other}"),
                 };
-                return refuse_and_close(s, 2, &msg);
+                return refuse_and_close(s, 2, &msg, linger);
             }
         };
         if handle(sh, &mut s, &who, req).is_err() {
@@ -418,7 +412,7 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
                 table,
                 ..Default::default()
             };
-            let input = String::from_utf8_lossy(&payload);
+            let input = iptables::bytes::decode(&payload);
             let mut b = Front {
                 sh,
                 who,

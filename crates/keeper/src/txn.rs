@@ -312,6 +312,17 @@ fn commit_cmds(
                 settle_answers(&mut fin, &mut outs);
                 break;
             }
+            Ok(rep) if rep.outcome.errors.is_empty() && !nothing_applied(sock, genid) => {
+                // No verdict (replies lost) and the generation moved: the
+                // batch may have committed; replaying could apply it twice.
+                end_model(st, false);
+                restore_presence(st, &present0);
+                for (f, k) in &touched {
+                    src.invalidate(*f, *k);
+                }
+                fail_open(&mut fin, Error::Unconfirmed(NO_VERDICT.into()));
+                break;
+            }
             Ok(rep) => {
                 end_model(st, false);
                 restore_presence(st, &present0);
@@ -338,11 +349,15 @@ fn commit_cmds(
                             }
                         }
                     }
-                    // The batch as a whole: a generation conflict (or no
-                    // verdict at all): replay after bringing the model up.
-                    _ => stats.conflicts += 1,
+                    // The batch as a whole: a generation conflict: replay
+                    // after bringing the model up. (A write refused alone
+                    // is not a conflict: each such replay answers one write
+                    // or changes how one is planned, so they end.)
+                    _ => {
+                        stats.conflicts += 1;
+                        attempt += 1;
+                    }
                 }
-                attempt += 1;
             }
             Err(e) => {
                 // Sent or not, the fate is unknown: re-read what we touched
@@ -360,6 +375,16 @@ fn commit_cmds(
     fin.into_iter()
         .map(|r| Done::Cmds(r.unwrap_or(Err(Error::Busy))))
         .collect()
+}
+
+/// What a batch without any answer from the kernel is reported as.
+const NO_VERDICT: &str = "the kernel's answer to the transaction was lost";
+
+/// After a batch got no verdict (its replies lost): whether the kernel is
+/// still at generation `genid`, so nothing of it was applied and it may be
+/// replayed. O(1): one GETGEN.
+fn nothing_applied(sock: &mut Socket, genid: u32) -> bool {
+    sock.gen().is_ok_and(|g| g.id == genid)
 }
 
 fn fail_open(fin: &mut [Option<Result<String, Error>>], e: Error) {
@@ -554,6 +579,14 @@ fn restore(
                 st.genid = genid.wrapping_add(1);
                 return Ok(rstats);
             }
+            Ok(rep) if rep.outcome.errors.is_empty() && !nothing_applied(sock, genid) => {
+                reverse.undo(&mut st.model);
+                restore_presence(st, &present0);
+                for key in &touched {
+                    src.invalidate(key.0, key.1);
+                }
+                return Err(at0(Error::Unconfirmed(NO_VERDICT.into())));
+            }
             Ok(rep) => {
                 reverse.undo(&mut st.model);
                 restore_presence(st, &present0);
@@ -580,9 +613,11 @@ fn restore(
                             });
                         }
                     }
-                    None => stats.conflicts += 1,
+                    None => {
+                        stats.conflicts += 1;
+                        attempt += 1;
+                    }
                 }
-                attempt += 1;
             }
             Err(e) => {
                 reverse.undo(&mut st.model);

@@ -130,7 +130,13 @@ fn ignore_sigpipe() {
 }
 
 fn run() -> i32 {
-    let args: Vec<String> = std::env::args().collect();
+    // Arguments as iptables takes them: any bytes (see iptables::bytes).
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| {
+            use std::os::unix::ffi::OsStrExt;
+            iptables::bytes::decode(a.as_bytes()).into_owned()
+        })
+        .collect();
     let argv0 = args.first().map(String::as_str).unwrap_or("nfkeeper");
     let base = argv0.rsplit('/').next().unwrap_or(argv0);
     let env = settings::Env::read();

@@ -165,6 +165,8 @@ impl Planner<'_> {
             let tag = self.p.tag;
             self.p.batch.add(&es, tag);
             self.view.overflow.insert((kind, id), parts.len() as u32);
+            // Undoing the command in the model does not undo this.
+            self.p.side_effects.insert((self.family, kind));
         }
         ud.bytes
     }
