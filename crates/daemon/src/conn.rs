@@ -14,7 +14,7 @@ use iptables::tool::{self, completed_line, generated_line, Backend};
 use keeper::txn::{Done, Restore, Work};
 use proto::{Fam, Reply, Request};
 use ruleset::{Family, TableKind};
-use std::io::{self, Read};
+use std::io::{self, Read, Write as _};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -140,16 +140,22 @@ impl<'a> FrameWriter<'a> {
         Ok(())
     }
 
-    /// Send what is buffered, then `err` as Stderr frames and the exit code.
+    /// Send what is buffered, then `err` as Stderr frames and the exit code,
+    /// in one write: a client waiting for the end of its reply is woken
+    /// once, not once per frame.
     fn end(mut self, err: &[u8], code: i32) -> io::Result<()> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        self.flush_frame()?;
-        for chunk in err.chunks(CHUNK) {
-            proto::write_reply(self.s, &Reply::Stderr(chunk.to_vec()))?;
+        let mut out = Vec::new();
+        if !self.buf.is_empty() {
+            proto::encode_reply(&Reply::Stdout(std::mem::take(&mut self.buf)), &mut out);
         }
-        proto::write_reply(self.s, &Reply::Exit(code))
+        for chunk in err.chunks(CHUNK) {
+            proto::encode_reply(&Reply::Stderr(chunk.to_vec()), &mut out);
+        }
+        proto::encode_reply(&Reply::Exit(code), &mut out);
+        self.s.write_all(&out)
     }
 }
 
@@ -425,7 +431,6 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
 
 impl FrameWriter<'_> {
     fn end_with_stdout(mut self, text: &str) -> io::Result<()> {
-        use std::io::Write as _;
         let _ = self.write_all(text.as_bytes());
         self.end(&[], 0)
     }
@@ -446,19 +451,12 @@ fn typed_ops(
         match parse(&words, ParseOpts::command(fam, "nfkeeper")) {
             Ok(p) => cmds.push(p),
             Err(e) => {
-                let mut res = vec![
-                    proto::OpResult {
-                        code: 0,
-                        message: "not applied".into()
-                    };
-                    ops.len()
-                ];
-                res[i] = proto::OpResult {
+                let failed = proto::OpResult {
                     code: e.exit_code(),
                     message: e.render("nfkeeper", None).trim_end().to_string(),
                 };
-                proto::write_reply(s, &Reply::OpResults(res))?;
-                return proto::write_reply(s, &Reply::Exit(e.exit_code()));
+                let res = not_applied_but(ops.len(), i, failed);
+                return end_ops(s, res, e.exit_code());
             }
         }
     }
@@ -466,24 +464,50 @@ fn typed_ops(
     let what = format!("{n} typed op(s)");
     let d = submit(sh, who, fam, "nfkeeper", what, Work::Cmds(cmds));
     let code = exit_code(&d);
-    let (stdout, message) = match d {
-        Done::Cmds(Ok(out)) => (out, String::new()),
-        Done::Cmds(Err(e)) => (
-            String::new(),
-            e.to_iptables()
-                .render("nfkeeper", None)
-                .trim_end()
-                .to_string(),
-        ),
-        other => (String::new(), format!("unexpected answer {other:?}")),
+    let (stdout, message, at) = match d {
+        Done::Cmds(Ok(out)) => (out, String::new(), None),
+        Done::Cmds(Err(e)) => {
+            let at = match e {
+                keeper::Error::CommandAt { index, .. } if index < n => Some(index),
+                _ => None,
+            };
+            let text = e.to_iptables().render("nfkeeper", None);
+            (String::new(), text.trim_end().to_string(), at)
+        }
+        other => (String::new(), format!("unexpected answer {other:?}"), None),
     };
-    let res = vec![proto::OpResult { code, message }; n];
+    // The operation that failed carries the error, the others "not
+    // applied" (as for a parse error); a failure no single operation is
+    // known to have caused is every operation's.
+    let res = match at {
+        Some(i) => not_applied_but(n, i, proto::OpResult { code, message }),
+        None => vec![proto::OpResult { code, message }; n],
+    };
     let mut out = FrameWriter::new(s);
-    {
-        use std::io::Write as _;
-        let _ = out.write_all(stdout.as_bytes());
-    }
+    let _ = out.write_all(stdout.as_bytes());
     out.flush_frame()?;
-    proto::write_reply(out.s, &Reply::OpResults(res))?;
-    proto::write_reply(out.s, &Reply::Exit(code))
+    end_ops(out.s, res, code)
+}
+
+/// The end of a typed operations reply, OpResults and Exit, in one write
+/// (the client is woken once).
+fn end_ops(s: &mut UnixStream, res: Vec<proto::OpResult>, code: i32) -> io::Result<()> {
+    let mut out = Vec::new();
+    proto::encode_reply(&Reply::OpResults(res), &mut out);
+    proto::encode_reply(&Reply::Exit(code), &mut out);
+    s.write_all(&out)
+}
+
+/// Results of a failed transaction of `n` operations where operation `i`
+/// failed with `failed`: the others are "not applied" (code 0).
+fn not_applied_but(n: usize, i: usize, failed: proto::OpResult) -> Vec<proto::OpResult> {
+    let mut res = vec![
+        proto::OpResult {
+            code: 0,
+            message: "not applied".into()
+        };
+        n
+    ];
+    res[i] = failed;
+    res
 }

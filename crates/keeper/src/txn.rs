@@ -260,10 +260,16 @@ fn commit_cmds(
             };
             let mut out = String::new();
             let mut r = Ok(());
-            for p in cmds {
+            for (j, p) in cmds.iter().enumerate() {
                 let (t, view) = st.parts(w.family, p.table);
                 let mut planner = Planner::new(w.family, view, &mut pending, o);
-                r = planner.run(p.table, t, p.clone(), &mut out);
+                r = planner.run(p.table, t, p.clone(), &mut out).map_err(|e| {
+                    if cmds.len() > 1 {
+                        Error::CommandAt { index: j, err: e }
+                    } else {
+                        Error::Command(e)
+                    }
+                });
                 if r.is_err() {
                     break;
                 }
@@ -275,7 +281,7 @@ fn commit_cmds(
                         st.model.table_mut(w.family, k).rollback_to(sp);
                     }
                     pending.truncate(mark, st.view_mut(w.family));
-                    outs[i] = Some(Err(Error::Command(e)));
+                    outs[i] = Some(Err(e));
                 }
             }
         }

@@ -566,6 +566,21 @@ fn api_clients_in_threads_get_all_or_nothing_transactions() {
                         assert_eq!(res.len(), ops.len());
                         let ok = res.iter().all(|r| r.code == 0);
                         assert_eq!(ok, i % 5 != 4, "thread {t} transaction {i}: {res:?}");
+                        if !ok {
+                            // The failing operation is named; the others
+                            // say they were not applied.
+                            let codes: Vec<(i32, &str)> =
+                                res.iter().map(|r| (r.code, r.message.as_str())).collect();
+                            assert_eq!(
+                                codes,
+                                [
+                                    (0, "not applied"),
+                                    (0, "not applied"),
+                                    (1, "nfkeeper: No chain/target/match by that name.")
+                                ],
+                                "thread {t} transaction {i}"
+                            );
+                        }
                         out.push((id, ok));
                     }
                     out
