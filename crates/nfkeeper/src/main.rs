@@ -233,6 +233,14 @@ fn status(s: &settings::Settings) -> i32 {
             print!("{text}");
             0
         }
+        // A daemon answered, and said no (e.g. to a user that is not root).
+        Err(proto::client::ClientError::Refused { code, message }) => {
+            eprintln!(
+                "nfkeeper status: the daemon at {} refused: {message}",
+                path.display()
+            );
+            code.max(1)
+        }
         Err(e) => {
             eprintln!(
                 "nfkeeper status: no daemon answers at {} ({e}); commands run in direct mode",
