@@ -309,7 +309,9 @@ fn write_piece(
     for e in sock.set_elems(fam, tname, &set)? {
         // An interval member's end marker belongs to the element before it
         // (written by nfkeeper, without userdata).
-        if e.flags.is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0) {
+        if e.flags
+            .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0)
+        {
             continue;
         }
         let Some((id, text, _)) = rule_text(e.userdata.as_deref(), texts) else {

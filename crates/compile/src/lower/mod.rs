@@ -250,13 +250,17 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
     header::lower(&mut cx);
     let mut compat = false;
     for m in &rule.matches {
-        compat |= native_or_compat(&mut cx, |cx| lower_match(m, cx), || {
-            crate::compat::matches::info(m, family).map(|c| Expr::Match {
-                name: c.name.to_string(),
-                rev: c.rev,
-                info: c.info,
-            })
-        })?;
+        compat |= native_or_compat(
+            &mut cx,
+            |cx| lower_match(m, cx),
+            || {
+                crate::compat::matches::info(m, family).map(|c| Expr::Match {
+                    name: c.name.to_string(),
+                    rev: c.rev,
+                    info: c.info,
+                })
+            },
+        )?;
     }
     cx.push(Expr::Counter {
         bytes: 0,
@@ -270,18 +274,27 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
         Target::Jump(c) => cx.verdict(Verdict::Jump(c.to_string())),
         Target::Goto(c) => cx.verdict(Verdict::Goto(c.to_string())),
         Target::Ext(t) => {
-            compat |= native_or_compat(&mut cx, |cx| lower_target(t, cx), || {
-                crate::compat::targets::info(t, family).map(|c| Expr::Target {
-                    name: c.name.to_string(),
-                    rev: c.rev,
-                    info: c.info,
-                })
-            })?
+            compat |= native_or_compat(
+                &mut cx,
+                |cx| lower_target(t, cx),
+                || {
+                    crate::compat::targets::info(t, family).map(|c| Expr::Target {
+                        name: c.name.to_string(),
+                        rev: c.rev,
+                        info: c.info,
+                    })
+                },
+            )?
         }
     }
     // The kernel's xtables checks of a compat extension see the rule's
     // protocol (and its inversion) only through NFTA_RULE_COMPAT.
-    let compat = compat.then(|| nft::RuleCompat::new(u32::from(rule.proto), rule.inverted(iptables::rule::inv::PROTO)));
+    let compat = compat.then(|| {
+        nft::RuleCompat::new(
+            u32::from(rule.proto),
+            rule.inverted(iptables::rule::inv::PROTO),
+        )
+    });
     Ok(Lowered {
         exprs: cx.out,
         sets: cx.sets,
