@@ -106,6 +106,11 @@ impl Socket {
     /// in `nlmsg_pid` of every notification about a change this socket
     /// committed, which is how an event listener tells its own changes from
     /// others' (see [`crate::events`]).
+    /// The namespace's cookie (see [`Transport::netns_cookie`]).
+    pub fn netns_cookie(&self) -> Option<u64> {
+        self.transport.netns_cookie()
+    }
+
     pub fn portid(&self) -> u32 {
         self.transport.portid()
     }
