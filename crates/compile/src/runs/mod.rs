@@ -597,6 +597,16 @@ mod tests {
                 2,
                 "S3:SrcDst",
             ),
+            // The input interface decides the chain: one verdict map.
+            (
+                &[
+                    "-A X -i eth0 -j A",
+                    "-A X -i eth1 -j B",
+                    "-A X -i eth2 -j A",
+                ],
+                2,
+                "M3",
+            ),
             // Comments differ: still one run (each element keeps its own).
             (
                 &[
