@@ -138,6 +138,14 @@ registry! {
         Ah => m::ah::Ah,
         Esp => m::esp::Esp,
         Frag => m::frag::Frag,
+        Cpu => m::cpu::Cpu,
+        Helper => m::helper::Helper,
+        Quota => m::quota::Quota,
+        Realm => m::realm::Realm,
+        Devgroup => m::devgroup::Devgroup,
+        Eui64 => m::eui64::Eui64,
+        Ipcomp => m::ipcomp::Ipcomp,
+        Tcpmss => m::tcpmss::Tcpmss,
     }
     targets {
         Trace => t::trace::Trace,
