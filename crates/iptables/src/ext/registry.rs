@@ -146,6 +146,13 @@ registry! {
         Eui64 => m::eui64::Eui64,
         Ipcomp => m::ipcomp::Ipcomp,
         Tcpmss => m::tcpmss::Tcpmss,
+        Ecn => m::ecn::Ecn,
+        Cgroup => m::cgroup::Cgroup,
+        Socket => m::socket::Socket,
+        Osf => m::osf::Osf,
+        Bpf => m::bpf::Bpf,
+        Cluster => m::cluster::Cluster,
+        Connlabel => m::connlabel::Connlabel,
     }
     targets {
         Trace => t::trace::Trace,
