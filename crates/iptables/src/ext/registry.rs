@@ -153,6 +153,8 @@ registry! {
         Bpf => m::bpf::Bpf,
         Cluster => m::cluster::Cluster,
         Connlabel => m::connlabel::Connlabel,
+        Connbytes => m::connbytes::Connbytes,
+        Connlimit => m::connlimit::Connlimit,
     }
     targets {
         Trace => t::trace::Trace,
