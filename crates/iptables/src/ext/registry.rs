@@ -155,6 +155,8 @@ registry! {
         Connlabel => m::connlabel::Connlabel,
         Connbytes => m::connbytes::Connbytes,
         Connlimit => m::connlimit::Connlimit,
+        Hbh => m::hbh::Hbh,
+        Dst => m::dst::Dst,
     }
     targets {
         Trace => t::trace::Trace,

@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::ext::matches::helper::cut;
 use crate::ext::{Arg, Call, Ext, OptDef, ParseCtx, PrintCtx};
+use crate::opt;
 use std::fmt::Write;
 
 /// One `struct sock_filter`: code, jt, jf, k.
@@ -32,27 +33,11 @@ pub const MAX_INSNS: usize = 64;
 /// XT_BPF_PATH_MAX less the NUL.
 pub const PATH_MAX: usize = 511;
 
-/// sscanf's `%u` family: white space, an optional sign, decimal digits;
-/// the value wraps as strtoul's does (then the caller cuts it to the
-/// conversion's width). Returns the value and the rest.
+/// sscanf's `%u` family: strtoul in base 10 (white space, a sign that
+/// wraps, saturation on overflow); the caller cuts the value to the
+/// conversion's width. Returns the value and the rest.
 fn scan_uint(s: &str) -> Option<(u64, &str)> {
-    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    if end == 0 {
-        return None;
-    }
-    // strtoul saturates at ULONG_MAX on overflow (sign or not).
-    let v = match t[..end].parse::<u64>() {
-        Ok(v) if neg => v.wrapping_neg(),
-        Ok(v) => v,
-        Err(_) => u64::MAX,
-    };
-    Some((v, &t[end..]))
+    opt::c_strtoul(s, 10).map(|(v, _, rest)| (v, rest))
 }
 
 /// One instruction as `sscanf(token, "%hu %hhu %hhu %u,")` reads it.

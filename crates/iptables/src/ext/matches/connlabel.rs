@@ -50,25 +50,16 @@ fn name_of(bit: u16) -> Option<&'static str> {
     map().iter().find(|e| e.0 == bit).map(|e| e.1.as_str())
 }
 
-/// connlabel_value_parse: the whole string read by `strtoul(.., 0)` (a
-/// sign allowed, overflow saturating, which ends up negative), then cut to a
-/// C int; a negative int is "not a number".
+/// connlabel_value_parse: the whole string read by `strtoul(.., 0)`, cut to
+/// a C int; a negative int (overflow included) is "not a number".
 fn value(s: &str) -> Option<u16> {
-    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (neg, body) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t),
-    };
-    if neg && body.starts_with(|c: char| c.is_ascii_whitespace() || c == '+') {
-        return None;
+    match opt::c_strtoul(s, 0)? {
+        (v, _, "") => {
+            let int = v as u32 as i32;
+            (int >= 0).then_some(int as u16)
+        }
+        _ => None,
     }
-    let (v, rest) = opt::strtoul(body, 0)?;
-    if !rest.is_empty() {
-        return None;
-    }
-    let v = if neg { v.wrapping_neg() } else { v };
-    let int = v as u32 as i32;
-    (int >= 0).then_some(int as u16)
 }
 
 impl Ext for Connlabel {
