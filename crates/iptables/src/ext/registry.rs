@@ -157,6 +157,9 @@ registry! {
         Connlimit => m::connlimit::Connlimit,
         Hbh => m::hbh::Hbh,
         Dst => m::dst::Dst,
+        Rt => m::rt::Rt,
+        Mh => m::mh::Mh,
+        Ipv6header => m::ipv6header::Ipv6header,
     }
     targets {
         Trace => t::trace::Trace,
