@@ -160,6 +160,7 @@ registry! {
         Rt => m::rt::Rt,
         Mh => m::mh::Mh,
         Ipv6header => m::ipv6header::Ipv6header,
+        Srh => m::srh::Srh,
     }
     targets {
         Trace => t::trace::Trace,

@@ -40,11 +40,11 @@ pub fn count_bits(mask: &[u8]) -> u32 {
 
 /// XTTYPE_PLENMASK: a prefix length (any base) or a mask in address form;
 /// a contiguous mask becomes the canonical one for its length, the rest of
-/// the 16 bytes zero.
-pub fn parse_plenmask(c: &Call, v6: bool) -> Result<[u8; 16]> {
+/// the 16 bytes zero. Messages name option `--name` of extension `ext`.
+pub fn parse_plenmask(ext: &str, name: &str, arg: &str, v6: bool) -> Result<[u8; 16]> {
     let max: u32 = if v6 { 128 } else { 32 };
     let mut out = [0u8; 16];
-    if let Some(n) = opt::parse_uint(c.arg, 0, max as u64) {
+    if let Some(n) = opt::parse_uint(arg, 0, max as u64) {
         let m = opt::prefix_to_mask16(n as u32);
         if v6 {
             return Ok(m);
@@ -54,12 +54,11 @@ pub fn parse_plenmask(c: &Call, v6: bool) -> Result<[u8; 16]> {
         return Ok(out);
     }
     let parsed = if v6 {
-        c.arg
-            .parse::<std::net::Ipv6Addr>()
+        arg.parse::<std::net::Ipv6Addr>()
             .ok()
             .map(|a| a.octets().to_vec())
     } else {
-        opt::parse_inet_aton(c.arg).map(|a| a.to_vec())
+        opt::parse_inet_aton(arg).map(|a| a.to_vec())
     };
     match parsed {
         Some(m) => {
@@ -67,8 +66,7 @@ pub fn parse_plenmask(c: &Call, v6: bool) -> Result<[u8; 16]> {
             Ok(out)
         }
         None => Err(Error::param(format!(
-            "{}: bad value for option \"--{}\", neither a valid network mask nor valid CIDR (0-{max}).\n",
-            c.ext, c.opt.name
+            "{ext}: bad value for option \"--{name}\", neither a valid network mask nor valid CIDR (0-{max}).\n"
         ))),
     }
 }
@@ -108,7 +106,7 @@ impl Ext for Connlimit {
                 self.limit = c.uint(0, u32::MAX as u64)? as u32;
                 self.upto = (c.opt.id == UPTO) != c.inv;
             }
-            MASK => self.mask = parse_plenmask(c, c.ctx.is_v6())?,
+            MASK => self.mask = parse_plenmask(c.ext, c.opt.name, c.arg, c.ctx.is_v6())?,
             SADDR => self.daddr = false,
             _ => self.daddr = true,
         }

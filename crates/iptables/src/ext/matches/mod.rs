@@ -46,6 +46,7 @@ pub mod rt;
 pub mod sctp;
 pub mod set;
 pub mod socket;
+pub mod srh;
 pub mod state;
 pub mod statistic;
 pub mod tcp;
