@@ -161,6 +161,7 @@ registry! {
         Mh => m::mh::Mh,
         Ipv6header => m::ipv6header::Ipv6header,
         Srh => m::srh::Srh,
+        Policy => m::policy::Policy,
     }
     targets {
         Trace => t::trace::Trace,

@@ -38,6 +38,7 @@ pub mod osf;
 pub mod owner;
 pub mod physdev;
 pub mod pkttype;
+pub mod policy;
 pub mod quota;
 pub mod realm;
 pub mod recent;

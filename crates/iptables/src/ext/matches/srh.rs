@@ -49,6 +49,21 @@ const OPTIONS: &[(&str, &str)] = &[
     ("srh-lsid", "lsid"),
 ];
 
+/// XTTYPE_HOSTMASK: `addr[/mask]` (the address kept as given, not masked;
+/// no mask is all ones). Messages name option `--name` of extension `ext`.
+pub fn parse_hostmask(ext: &str, name: &str, arg: &str, v6: bool) -> Result<Sid> {
+    let (host, mask) = match arg.split_once('/') {
+        Some((h, m)) => (h, Some(m)),
+        None => (arg, None),
+    };
+    let addr = opt::parse_gai_host(host, v6)?;
+    let mask = match mask {
+        Some(m) => parse_plenmask(ext, name, m, v6)?,
+        None => [0xff; 16],
+    };
+    Ok((addr, mask))
+}
+
 impl Srh {
     /// The value option `id` (0..=10) tests.
     fn value(&self, id: u8) -> u16 {
@@ -100,19 +115,7 @@ impl Ext for Srh {
             4..=6 => self.segs_left = c.uint(0, 255)? as u8,
             7..=9 => self.last_entry = c.uint(0, 255)? as u8,
             TAG => self.tag = c.uint(0, 65535)? as u16,
-            _ => {
-                // XTTYPE_HOSTMASK: `addr[/mask]`, the address kept as given.
-                let (host, mask) = match c.arg.split_once('/') {
-                    Some((h, m)) => (h, Some(m)),
-                    None => (c.arg, None),
-                };
-                let addr = opt::parse_gai_host(host, true)?;
-                let mask = match mask {
-                    Some(m) => parse_plenmask(c.ext, c.opt.name, m, true)?,
-                    None => [0xff; 16],
-                };
-                self.sids[(id - PSID) as usize] = (addr, mask);
-            }
+            _ => self.sids[(id - PSID) as usize] = parse_hostmask(c.ext, c.opt.name, c.arg, true)?,
         }
         self.flags |= 1 << id;
         if c.inv {
