@@ -162,6 +162,7 @@ registry! {
         Ipv6header => m::ipv6header::Ipv6header,
         Srh => m::srh::Srh,
         Policy => m::policy::Policy,
+        String => m::string::StringMatch,
     }
     targets {
         Trace => t::trace::Trace,

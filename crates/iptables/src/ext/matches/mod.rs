@@ -50,6 +50,7 @@ pub mod socket;
 pub mod srh;
 pub mod state;
 pub mod statistic;
+pub mod string;
 pub mod tcp;
 pub mod tcpmss;
 pub mod tos;
