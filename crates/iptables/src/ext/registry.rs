@@ -163,6 +163,7 @@ registry! {
         Srh => m::srh::Srh,
         Policy => m::policy::Policy,
         String => m::string::StringMatch,
+        Time => m::time::Time,
     }
     targets {
         Trace => t::trace::Trace,

@@ -53,6 +53,7 @@ pub mod statistic;
 pub mod string;
 pub mod tcp;
 pub mod tcpmss;
+pub mod time;
 pub mod tos;
 pub mod ttl;
 pub mod udp;
