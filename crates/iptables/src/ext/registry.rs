@@ -164,6 +164,7 @@ registry! {
         Policy => m::policy::Policy,
         String => m::string::StringMatch,
         Time => m::time::Time,
+        U32 => m::u32::U32,
     }
     targets {
         Trace => t::trace::Trace,

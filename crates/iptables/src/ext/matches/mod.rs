@@ -56,4 +56,5 @@ pub mod tcpmss;
 pub mod time;
 pub mod tos;
 pub mod ttl;
+pub mod u32;
 pub mod udp;
