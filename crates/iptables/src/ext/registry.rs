@@ -165,6 +165,7 @@ registry! {
         String => m::string::StringMatch,
         Time => m::time::Time,
         U32 => m::u32::U32,
+        Dccp => m::dccp::Dccp,
     }
     targets {
         Trace => t::trace::Trace,

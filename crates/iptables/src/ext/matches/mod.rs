@@ -12,6 +12,7 @@ pub mod connlimit;
 pub mod connmark;
 pub mod conntrack;
 pub mod cpu;
+pub mod dccp;
 pub mod devgroup;
 pub mod dscp;
 pub mod dst;
