@@ -166,6 +166,7 @@ registry! {
         Time => m::time::Time,
         U32 => m::u32::U32,
         Dccp => m::dccp::Dccp,
+        Hashlimit => m::hashlimit::Hashlimit,
     }
     targets {
         Trace => t::trace::Trace,

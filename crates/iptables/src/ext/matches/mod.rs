@@ -20,6 +20,7 @@ pub mod ecn;
 pub mod esp;
 pub mod eui64;
 pub mod frag;
+pub mod hashlimit;
 pub mod hbh;
 pub mod helper;
 pub mod hl;
