@@ -167,6 +167,7 @@ registry! {
         U32 => m::u32::U32,
         Dccp => m::dccp::Dccp,
         Hashlimit => m::hashlimit::Hashlimit,
+        Rateest => m::rateest::Rateest,
     }
     targets {
         Trace => t::trace::Trace,

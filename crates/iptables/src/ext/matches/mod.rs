@@ -42,6 +42,7 @@ pub mod physdev;
 pub mod pkttype;
 pub mod policy;
 pub mod quota;
+pub mod rateest;
 pub mod realm;
 pub mod recent;
 pub mod rpfilter;
