@@ -168,6 +168,7 @@ registry! {
         Dccp => m::dccp::Dccp,
         Hashlimit => m::hashlimit::Hashlimit,
         Rateest => m::rateest::Rateest,
+        Ipvs => m::ipvs::Ipvs,
     }
     targets {
         Trace => t::trace::Trace,

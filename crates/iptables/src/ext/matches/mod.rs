@@ -29,6 +29,7 @@ pub mod icmp6;
 pub mod ipcomp;
 pub mod iprange;
 pub mod ipv6header;
+pub mod ipvs;
 pub mod length;
 pub mod limit;
 pub mod mac;

@@ -61,7 +61,10 @@ fn double(what: &str) -> Error {
     Error::param(format!("policy match: double --{what} option"))
 }
 
-fn put_tunnel(out: &mut String, t: &Tunnel, v6: bool) {
+/// An address and its mask as xtables prints them: no `/32` (`/128`), a
+/// prefix length, or a non-contiguous mask in address form. The inversion
+/// flag of `t` is not printed here.
+pub(crate) fn put_tunnel(out: &mut String, t: &Tunnel, v6: bool) {
     if v6 {
         let a: [u8; 16] = t.0;
         opt::fmt_v6(out, &a);
