@@ -806,7 +806,8 @@ mod strtoul_tests {
 
     #[test]
     fn c_forms() {
-        let cases: &[(&str, Option<(u64, bool, &str)>)] = &[
+        type Want = Option<(u64, bool, &'static str)>;
+        let cases: &[(&str, Want)] = &[
             ("12", Some((12, false, ""))),
             (" +0x1fz", Some((31, false, "z"))),
             ("-1", Some((u64::MAX, false, ""))),

@@ -15,7 +15,8 @@ pub struct Connlimit {
     /// XT_CONNLIMIT_DADDR: group by destination address.
     pub daddr: bool,
     /// The grouping mask as the kernel gets it (IPv4 in the first 4
-    /// bytes). All ones unless `--connlimit-mask` is given.
+    /// bytes, the rest zero, as from the `--connlimit-mask 32` that the
+    /// save form always has). All ones unless `--connlimit-mask` is given.
     pub mask: [u8; 16],
 }
 
@@ -91,12 +92,16 @@ impl Ext for Connlimit {
         OptDef::new("connlimit-daddr", DADDR, Arg::None).excl(1 << SADDR),
     ];
 
-    fn new(_: &ParseCtx) -> Self {
+    fn new(ctx: &ParseCtx) -> Self {
+        let mut mask = [0xff; 16];
+        if !ctx.is_v6() {
+            mask[4..].fill(0);
+        }
         Connlimit {
             limit: 0,
             upto: false,
             daddr: false,
-            mask: [0xff; 16],
+            mask,
         }
     }
 

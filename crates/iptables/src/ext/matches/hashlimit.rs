@@ -104,11 +104,9 @@ fn factor(c: Option<u8>) -> u64 {
 }
 
 fn cost_to_bytes(cost: u64) -> u64 {
-    let r = if cost != 0 {
-        u32::MAX as u64 / cost
-    } else {
-        u32::MAX as u64
-    };
+    let r = (u32::MAX as u64)
+        .checked_div(cost)
+        .unwrap_or(u32::MAX as u64);
     r.wrapping_sub(1) << BYTE_SHIFT
 }
 

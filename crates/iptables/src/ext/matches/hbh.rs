@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn errors() {
-        let sixteen = vec!["1"; 16].join(",");
+        let sixteen = ["1"; 16].join(",");
         let cases = [
             (
                 "-m hbh --hbh-opts 0:1".to_string(),
@@ -226,7 +226,7 @@ mod tests {
                 "too many addresses specified",
             ),
             (
-                format!("-m hbh --hbh-opts {},1:1", vec!["1"; 15].join(",")),
+                format!("-m hbh --hbh-opts {},1:1", ["1"; 15].join(",")),
                 "too many ports specified",
             ),
         ];

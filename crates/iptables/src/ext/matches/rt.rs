@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn errors() {
-        let seventeen = vec!["::1"; 17].join(",");
+        let seventeen = ["::1"; 17].join(",");
         let cases = [
             (
                 "-m rt --rt-0-res".to_string(),

@@ -51,16 +51,25 @@ const OPTIONS: &[(&str, &str)] = &[
 
 /// XTTYPE_HOSTMASK: `addr[/mask]` (the address kept as given, not masked;
 /// no mask is all ones). Messages name option `--name` of extension `ext`.
+///
+/// An IPv4 mask fills 4 of the 16 bytes; the other 12 are what iptables
+/// leaves there when it reads the mask as printed: all ones for /32 (which
+/// prints as no mask) and for a non-contiguous mask, zero for a shorter
+/// prefix. So `1.2.3.4` and `1.2.3.4/32` are one value.
 pub fn parse_hostmask(ext: &str, name: &str, arg: &str, v6: bool) -> Result<Sid> {
     let (host, mask) = match arg.split_once('/') {
         Some((h, m)) => (h, Some(m)),
         None => (arg, None),
     };
     let addr = opt::parse_gai_host(host, v6)?;
-    let mask = match mask {
+    let mut mask = match mask {
         Some(m) => parse_plenmask(ext, name, m, v6)?,
         None => [0xff; 16],
     };
+    if !v6 {
+        let short_prefix = matches!(opt::mask_prefix(&mask[..4]), Some(n) if n < 32);
+        mask[4..].fill(if short_prefix { 0 } else { 0xff });
+    }
     Ok((addr, mask))
 }
 
@@ -198,6 +207,29 @@ mod tests {
         ];
         for (args, s, l) in cases {
             assert_eq!(at(args), (s.to_string(), l.to_string()), "{args}");
+        }
+    }
+
+    #[test]
+    fn v4_hostmasks() {
+        use super::parse_hostmask;
+        let ones = [0xffu8; 16];
+        let mut slash8 = [0u8; 16];
+        slash8[0] = 0xff;
+        let mut odd = ones;
+        odd[..4].copy_from_slice(&[255, 0, 255, 0]);
+        let cases: &[(&str, [u8; 16])] = &[
+            ("1.2.3.4", ones),
+            ("1.2.3.4/32", ones),
+            ("1.2.3.4/255.255.255.255", ones),
+            ("1.2.3.4/8", slash8),
+            ("1.2.3.4/255.0.0.0", slash8),
+            ("1.2.3.4/255.0.255.0", odd),
+        ];
+        for (arg, mask) in cases {
+            let (a, m) = parse_hostmask("x", "y", arg, false).unwrap();
+            assert_eq!(a[..4], [1, 2, 3, 4], "{arg}");
+            assert_eq!(m, *mask, "{arg}");
         }
     }
 

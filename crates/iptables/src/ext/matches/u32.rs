@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn language_errors() {
-        let ten = vec!["0"; 10].join("&");
+        let ten = ["0"; 10].join("&");
         let cases = [
             (
                 "0".to_string(),
@@ -300,18 +300,18 @@ mod tests {
                 "u32: at char 21: too many operators".into(),
             ),
             (
-                format!("0={}", vec!["1"; 11].join(",")),
+                format!("0={}", ["1"; 11].join(",")),
                 "u32: at char 23: too many \",\"s".into(),
             ),
             (
-                vec!["0=1"; 11].join("&&"),
+                ["0=1"; 11].join("&&"),
                 "u32: at char 53: too many \"&&\"s".into(),
             ),
         ];
         for (s, want) in cases {
             assert_eq!(parse_tests(&s).unwrap_err().msg, want, "{s}");
         }
-        assert_eq!(parse_tests(&vec!["0=1"; 10].join("&&")).unwrap().len(), 10);
+        assert_eq!(parse_tests(&["0=1"; 10].join("&&")).unwrap().len(), 10);
         assert_eq!(err("-m u32"), "u32: option \"--u32\" must be specified\n");
     }
 }
