@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerate fuzz/seeds/ from the iptables 1.8.11 extension tests (*.t).
+"""Regenerate fuzz/seeds/ from the iptables 1.8.11 extension tests (*.t);
+the ipset target's seeds are written out here by hand.
 
 Deterministic: a fixed pick of rules per file, at most ~40 seeds per target.
 Usage: python3 fuzz/gen_seeds.py [/path/to/iptables-1.8.11/extensions]
@@ -122,6 +123,47 @@ def main():
     toks += [f"-A {c} {r}" for t, c, r, _, _ in rules if '"' in r][:10]
     for i, s in enumerate(toks):
         write("tokenize", f"seed{i:02}", s + "\n")
+
+    ipset_seeds(write)
+
+
+def ipset_seeds(write):
+    """ipset: hand-written restore inputs, one per family of set types (not
+    taken from the vectors, which stay outside the repository)."""
+    seeds = {
+        "hash_ip": "create a hash:ip family inet hashsize 128 timeout 30 counters comment\n"
+                   "add a 10.0.0.1 timeout 0 packets 3 bytes 120 comment \"web one\"\n"
+                   "add a 10.0.1.0-10.0.1.9\nadd a 10.0.2.0/30\ndel a 10.0.1.5\ntest a 10.0.0.1\n"
+                   "create b hash:ip family inet6 netmask 64\nadd b 2001:db8::1\nadd b 2001:db8:0:1::7\n",
+        "hash_ip_mask": "create m hash:ip netmask 24\nadd m 192.168.1.77\nadd m 192.168.3.0-192.168.5.9\n"
+                        "create k hash:ip bitmask 255.255.0.255\nadd k 1.2.3.4\n-! add k 1.2.9.4\n",
+        "hash_net": "create n hash:net maxelem 16\nadd n 10.2.0.0-10.2.1.12\nadd n 10.0.0.0/8\n"
+                    "add n 10.1.0.0/16 nomatch\ntest n 10.1.2.3\ndel n 10.2.1.8/30\n",
+        "hash_ports": "create p hash:ip,port\nadd p 1.1.1.1,tcp:80-82\nadd p 1.1.1.2,udp:53\n"
+                      "add p 1.1.1.3,icmp:echo-request\nadd p 1.1.1.4,gre:0\n"
+                      "create q hash:net,port family inet6\nadd q 2001:db8::/32,sctp:9\n",
+        "hash_three": "create t hash:ip,port,ip\nadd t 1.1.1.1,80,2.2.2.2\n"
+                      "create u hash:ip,port,net\nadd u 1.1.1.1,443,10.0.0.0-10.0.0.9\n"
+                      "create v hash:net,port,net\nadd v 0.0.0.0/0,tcp:22,192.168.0.0/16\n",
+        "hash_netnet": "create w hash:net,net comment\nadd w 1.1.1.0/24,2.2.2.0/24 comment \"pair\"\n"
+                       "add w 3.3.3.0-3.3.3.5,4.4.4.4\n-! add w 1.1.1.0/24,2.2.2.0/24 nomatch\n",
+        "hash_iface": "create i hash:net,iface\nadd i 10.0.0.0/16,eth0\nadd i 10.0.0.0/24,physdev:br0\n"
+                      "add i 0.0.0.0/0,wlan wildcard\ntest i 10.0.1.1,eth0\n",
+        "hash_mac_mark": "create x hash:mac timeout 10\nadd x aa:bb:cc:dd:ee:ff\n"
+                         "create y hash:ip,mac\nadd y 1.1.1.1,00:11:22:33:44:55\n"
+                         "create z hash:ip,mark markmask 0xffff skbinfo\nadd z 1.1.1.1,0x1234 skbmark 0x1/0xff skbprio 1:2 skbqueue 3\n",
+        "bitmaps": "create bi bitmap:ip range 10.0.0.0/16 netmask 24 timeout 5\nadd bi 10.0.4.1-10.0.6.0\n"
+                   "create bm bitmap:ip,mac range 10.1.0.0-10.1.0.255\nadd bm 10.1.0.1\nadd bm 10.1.0.1,0:1:2:3:4:5\n"
+                   "create bp bitmap:port range tcp:1000-2000 counters\nadd bp 1500-1510 packets 2 bytes 3\n",
+        "lists": "create s1 hash:ip\ncreate s2 hash:ip\ncreate ls list:set timeout 9 size 4\n"
+                 "add ls s1\nadd ls s2 before s1\ntest ls s2,before,s1\ndel ls s1\n",
+        "admin": "create r1 hash:ip\ncreate r2 hash:ip\nswap r1 r2\nrename r1 r3\nflush r3\n"
+                 "destroy r2\n-exist create r3 hash:ip\nlist\nsave r3\nCOMMIT\n",
+        "errors": "create e hash:ip\nadd e 0.0.0.0\nadd e 1.1.1.1 timeout 5\nadd nosuch 1.1.1.1\n"
+                  "create e2 hash:ip maxelem 1\nadd e2 1.1.1.1-1.1.1.2\n",
+    }
+    for name, text in seeds.items():
+        write("ipset", name, text)
 
 
 main()

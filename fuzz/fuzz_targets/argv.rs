@@ -102,6 +102,7 @@ fn check_parsed(family: Family, p: &Parsed, round_trips: bool) {
                 verbose,
                 exact: verbose,
                 line_numbers: numeric,
+                wait: None,
             };
             let _ = list_table(&t, None, None, &f, &mut out);
         }

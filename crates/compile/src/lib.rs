@@ -7,12 +7,14 @@
 //! match and target (`lower`). What it is not: it does no I/O (the `nft`
 //! crate sends what this produces) and plans no transactions (the keeper does).
 //! `runs` compiles runs of similar rules into set lookups and verdict maps.
+//! `ipset` maps ipset sets (the `ipset` crate's model) onto nftables sets.
 //!
 //! A match or target that has no native nftables form is rejected with
 //! [`LowerError::NotNative`], never approximated (nothing goes through the
 //! xtables compatibility expressions).
 
 pub mod compat;
+pub mod ipset;
 pub mod layout;
 pub mod lower;
 pub mod runs;

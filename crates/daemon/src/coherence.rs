@@ -95,7 +95,8 @@ impl Coherence {
         self.watch_with(EventSocket::open())
     }
 
-    fn watch_with(&self, es: Result<EventSocket, nft::Error>) -> bool {
+    /// [`Coherence::watch`] on a given event socket (or its opening error).
+    pub fn watch_with(&self, es: Result<EventSocket, nft::Error>) -> bool {
         match es.and_then(|es| es.set_nonblocking().map(|()| es)) {
             Ok(es) => {
                 *self.events() = Some(es);
@@ -227,7 +228,7 @@ impl Coherence {
                         .pending
                         .iter()
                         .map(|(f, k)| {
-                            format!("{} nfkeeper_{}", crate::writer::fam_name(*f), k.name())
+                            format!("{} nfkeeper_{}", crate::warm::fam_name(*f), k.name())
                         })
                         .collect();
                     m.foreign_changes.inc();

@@ -1,29 +1,35 @@
-//! One client connection: read requests (bounded in size and time), serve
-//! reads from the warm model under a shared lock, hand writes to the
-//! writer and wait for their commit, stream the answers back.
+//! One client connection: read requests (bounded in size and time), run
+//! them through the same iptables front-end as direct mode
+//! (`iptables::tool`) over the daemon's backend — reads from the warm
+//! model under a shared lock, writes through the writer — and stream the
+//! answers back.
 
+use crate::frame::{Budget, FrameError, FrameReader};
 use crate::listen::{peer, refuse};
-use crate::writer::{Done, Work, Write};
+use crate::writer::{exit_code, Write};
 use crate::Shared;
+use iptables::exec::{RestoreError, RestoreOpts, RestoreStats};
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
+use iptables::tool::{self, completed_line, generated_line, Backend};
+use keeper::txn::{Done, Restore, Work};
 use proto::{Fam, Reply, Request};
 use ruleset::{Family, TableKind};
 use std::io::{self, Read};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// Request bytes buffered by all connections together: beyond this a new
-/// request is refused ("server busy") instead of growing memory.
-const MAX_IN_FLIGHT: usize = 1 << 30;
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Request bytes held by all connections together: beyond this a request
+/// is refused ("server busy") instead of growing memory.
+static BUDGET: Budget = Budget::new(1 << 30);
 
 /// Output is sent in frames of at most this many bytes.
 const CHUNK: usize = 1 << 20;
 
-/// Send one protocol-level error and close.
-pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str) {
+/// Send one protocol-level error, then read (and drop) what the peer
+/// still sends, for up to `linger`, so that a client that writes its whole
+/// request before reading gets the error instead of a broken pipe.
+pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str, linger: Duration) {
     let _ = proto::write_reply(
         &mut s,
         &Reply::Error {
@@ -31,6 +37,19 @@ pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str) {
             message: message.to_string(),
         },
     );
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + linger;
+    let mut sink = [0u8; 16 << 10];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match s.read(&mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
 }
 
 fn family(f: Fam) -> Family {
@@ -40,64 +59,44 @@ fn family(f: Fam) -> Family {
     }
 }
 
-/// Releases a reservation of request bytes.
-struct Reserved(usize);
-
-impl Drop for Reserved {
-    fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(self.0, Ordering::SeqCst);
-    }
-}
-
 pub fn serve_client(sh: &Shared, mut s: UnixStream) {
-    let _ = s.set_read_timeout(Some(sh.cfg.idle_timeout));
     let _ = s.set_write_timeout(Some(sh.cfg.idle_timeout));
+    let linger = sh.cfg.idle_timeout.min(Duration::from_secs(2));
     let who = match peer(&s) {
         Ok(p) => {
             if let Some(why) = refuse(sh, &p) {
                 sh.metrics.refused_peers.inc();
                 crate::log::line(&format!("event=refused {} why={why:?}", p.describe()));
-                return refuse_and_close(s, 1, &why);
+                return refuse_and_close(s, 1, &why, linger);
             }
             p.describe()
         }
-        Err(e) => return refuse_and_close(s, 1, &format!("peer credentials: {e}")),
+        Err(e) => return refuse_and_close(s, 1, &format!("peer credentials: {e}"), linger),
     };
-    let mut body = Vec::new();
+    let mut frames = FrameReader::default();
     loop {
-        let mut len = [0u8; 4];
-        match s.read_exact(&mut len) {
-            Ok(()) => {}
+        let t = sh.cfg.idle_timeout;
+        let body = match frames.read(&mut s, sh.cfg.max_request, t, t, &BUDGET) {
+            Ok(b) => b,
             // Clean close, idle timeout, or a client gone: nothing to answer.
-            Err(_) => return,
-        }
-        let n = u32::from_be_bytes(len) as usize;
-        if n > sh.cfg.max_request {
-            sh.metrics.bad_requests.inc();
-            return refuse_and_close(
-                s,
-                4,
-                &format!(
-                    "request of {n} bytes exceeds the limit of {} bytes (nfkeeper serve --max-request)",
-                    sh.cfg.max_request
-                ),
-            );
-        }
-        if IN_FLIGHT.fetch_add(n, Ordering::SeqCst) + n > MAX_IN_FLIGHT {
-            IN_FLIGHT.fetch_sub(n, Ordering::SeqCst);
-            return refuse_and_close(s, 4, "server busy: too much request data in flight; retry");
-        }
-        let reserved = Reserved(n);
-        body.clear();
-        body.resize(n, 0);
-        if s.read_exact(&mut body).is_err() {
-            // A client that stalls mid-request loses its connection at the
-            // idle timeout; nobody else waits for it.
-            sh.metrics.bad_requests.inc();
-            return refuse_and_close(s, 2, "incomplete request (timed out or closed mid-frame)");
-        }
-        let req = proto::decode_request(&body);
-        drop(reserved);
+            Err(FrameError::Closed) => return,
+            Err(e) => {
+                sh.metrics.bad_requests.inc();
+                frames.release(&BUDGET);
+                let (code, msg) = match e {
+                    FrameError::TooLarge(n) => (4, format!(
+                        "request of {n} bytes exceeds the limit of {} bytes (nfkeeper serve --max-request)",
+                        sh.cfg.max_request
+                    )),
+                    FrameError::Busy => (4, "server busy: too much request data in flight; retry".into()),
+                    _ => (2, "incomplete request (timed out or closed mid-frame)".into()),
+                };
+                return refuse_and_close(s, code, &msg, linger);
+            }
+        };
+        let req = proto::decode_request(body);
+        frames.release(&BUDGET);
+        frames.shrink();
         let req = match req {
             Ok(r) => r,
             Err(e) => {
@@ -109,7 +108,7 @@ pub fn serve_client(sh: &Shared, mut s: UnixStream) {
                     ),
                     other => format!("bad request: {other}"),
                 };
-                return refuse_and_close(s, 2, &msg);
+                return refuse_and_close(s, 2, &msg, linger);
             }
         };
         if handle(sh, &mut s, &who, req).is_err() {
@@ -118,23 +117,58 @@ pub fn serve_client(sh: &Shared, mut s: UnixStream) {
     }
 }
 
-/// Streams `text` as Stdout or Stderr frames.
-fn send_text(s: &mut UnixStream, text: &str, err: bool) -> io::Result<()> {
-    for chunk in text.as_bytes().chunks(CHUNK) {
-        let r = if err {
-            Reply::Stderr(chunk.to_vec())
-        } else {
-            Reply::Stdout(chunk.to_vec())
-        };
-        proto::write_reply(s, &r)?;
-    }
-    Ok(())
+/// An io::Write that sends what it gets as Stdout frames of up to CHUNK.
+struct FrameWriter<'a> {
+    s: &'a mut UnixStream,
+    buf: Vec<u8>,
+    failed: Option<io::Error>,
 }
 
-fn reply(s: &mut UnixStream, out: &str, err: &str, code: i32) -> io::Result<()> {
-    send_text(s, out, false)?;
-    send_text(s, err, true)?;
-    proto::write_reply(s, &Reply::Exit(code))
+impl<'a> FrameWriter<'a> {
+    fn new(s: &'a mut UnixStream) -> Self {
+        FrameWriter {
+            s,
+            buf: Vec::new(),
+            failed: None,
+        }
+    }
+
+    fn flush_frame(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            proto::write_reply(self.s, &Reply::Stdout(std::mem::take(&mut self.buf)))?;
+        }
+        Ok(())
+    }
+
+    /// Send what is buffered, then `err` as Stderr frames and the exit code.
+    fn end(mut self, err: &[u8], code: i32) -> io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        self.flush_frame()?;
+        for chunk in err.chunks(CHUNK) {
+            proto::write_reply(self.s, &Reply::Stderr(chunk.to_vec()))?;
+        }
+        proto::write_reply(self.s, &Reply::Exit(code))
+    }
+}
+
+impl io::Write for FrameWriter<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= CHUNK {
+            if let Err(e) = self.flush_frame() {
+                let kind = e.kind();
+                self.failed = Some(e);
+                return Err(io::Error::from(kind));
+            }
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Queue a write and wait for the writer's answer.
@@ -152,10 +186,10 @@ fn submit(sh: &Shared, who: &str, fam: Family, prog: &str, what: String, work: W
     if let Some(w) = crate::writer::try_inline(sh, w) {
         sh.queue.push(w);
     }
-    rx.recv().unwrap_or_else(|_| Done {
-        stderr: format!("{prog}: the daemon's writer stopped\n"),
-        code: 1,
-        ..Done::default()
+    rx.recv().unwrap_or_else(|_| {
+        Done::Sync(Err(keeper::Error::Netlink(
+            "the daemon's writer stopped".into(),
+        )))
     })
 }
 
@@ -169,19 +203,6 @@ fn fresh(sh: &Shared, who: &str, fam: Family, prog: &str) {
     }
 }
 
-/// Warnings about objects in `kind` that nfkeeper did not write.
-fn foreign_warnings(sh: &Shared, fam: Family, kind: TableKind) -> String {
-    let w = sh.read_lock();
-    let mut out = String::new();
-    for f in w.fam(fam).foreign.get(&kind).into_iter().flatten() {
-        out.push_str(&format!(
-            "Warning: table {}: {f} was not written by nfkeeper; left as is\n",
-            compile::layout::table_name(kind)
-        ));
-    }
-    out
-}
-
 /// Listings whose output needs the kernel's live counters.
 fn needs_counters(p: &Parsed) -> bool {
     match p.command {
@@ -190,19 +211,185 @@ fn needs_counters(p: &Parsed) -> bool {
     }
 }
 
+/// The daemon as the iptables programs' backend.
+struct Front<'a> {
+    sh: &'a Shared,
+    who: &'a str,
+    family: Family,
+    prog: &'a str,
+    warnings: Vec<String>,
+}
+
+impl Front<'_> {
+    /// Live counters are the kernel's: a direct session reads them.
+    fn direct(&mut self) -> Result<keeper::Session, iptables::Error> {
+        keeper::Session::open(self.family, self.sh.cfg.settings).map_err(|e| e.to_iptables())
+    }
+
+    fn foreign(&mut self, kind: TableKind) {
+        let st = self.sh.read_lock();
+        self.warnings.extend(st.foreign_warnings(self.family, kind));
+    }
+}
+
+impl Backend for Front<'_> {
+    fn command(&mut self, p: Parsed) -> Result<String, iptables::Error> {
+        let kind = p.table;
+        if needs_counters(&p) {
+            let mut k = self.direct()?;
+            let r = k.iptables(p).map_err(|e| e.to_iptables());
+            self.warnings.append(&mut k.warnings);
+            return r;
+        }
+        fresh(self.sh, self.who, self.family, self.prog);
+        let mut out = String::new();
+        let queried = {
+            let st = self.sh.read_lock();
+            iptables::exec::query(st.model.table(self.family, kind), &p, &mut out)
+        };
+        let r = match queried {
+            Some(r) => r.map(|()| out),
+            None => {
+                let what = describe(&p);
+                let work = Work::Cmds(vec![p]);
+                match submit(self.sh, self.who, self.family, self.prog, what, work) {
+                    Done::Cmds(r) => r.map_err(|e| e.to_iptables()),
+                    d => Err(iptables::Error::other(format!("unexpected answer {d:?}"))),
+                }
+            }
+        };
+        self.foreign(kind);
+        r
+    }
+
+    fn save(
+        &mut self,
+        counters: bool,
+        only: Option<TableKind>,
+        prog: &str,
+        out: &mut dyn io::Write,
+    ) -> Result<(), iptables::Error> {
+        if counters {
+            let mut k = self.direct()?;
+            let r = k
+                .save_to(true, only, Some(prog), out)
+                .map_err(|e| e.to_iptables());
+            self.warnings.append(&mut k.warnings);
+            return r;
+        }
+        fresh(self.sh, self.who, self.family, prog);
+        let st = self.sh.read_lock();
+        for kind in crate::warm::KINDS {
+            if only.is_some_and(|o| o != kind) || (only.is_none() && !st.exists(self.family, kind))
+            {
+                continue;
+            }
+            let mut text = generated_line(prog);
+            iptables::exec::save_table(st.model.table(self.family, kind), false, &mut text);
+            text.push_str(&completed_line());
+            out.write_all(text.as_bytes())
+                .map_err(|e| iptables::Error::other(format!("writing the output: {e}")))?;
+            self.warnings.extend(st.foreign_warnings(self.family, kind));
+        }
+        Ok(())
+    }
+
+    fn restore(
+        &mut self,
+        input: &str,
+        o: &RestoreOpts,
+        _wait: Option<Option<u32>>,
+    ) -> Result<RestoreStats, RestoreError> {
+        let job = Restore {
+            input: input.to_string(),
+            noflush: o.noflush,
+            counters: o.counters,
+            test: o.test,
+            table: o.table,
+        };
+        let what = format!(
+            "restore {} bytes{}",
+            input.len(),
+            if o.noflush { " --noflush" } else { "" }
+        );
+        match submit(
+            self.sh,
+            self.who,
+            self.family,
+            o.prog,
+            what,
+            Work::Restore(job),
+        ) {
+            Done::Restore(r) => r.map_err(|f| f.to_restore_error()),
+            d => Err(RestoreError {
+                line: 0,
+                err: iptables::Error::other(format!("unexpected answer {d:?}")),
+            }),
+        }
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+/// A command in one line, for the log.
+fn describe(p: &Parsed) -> String {
+    format!("{:?} {}", p.command, p.table.name())
+}
+
 fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Result<()> {
     match req {
         Request::Iptables {
             family: f,
             prog,
             args,
-        } => iptables(sh, s, who, family(f), &prog, &args),
+        } => {
+            let mut b = Front {
+                sh,
+                who,
+                family: family(f),
+                prog: &prog,
+                warnings: Vec::new(),
+            };
+            let mut out = FrameWriter::new(s);
+            let mut err = Vec::new();
+            let words = tool::words(&args);
+            let code = tool::iptables(family(f), &prog, &words, &mut b, &mut out, &mut err);
+            out.end(&err, code)
+        }
         Request::Save {
             family: f,
             prog,
             counters,
             table,
-        } => save(sh, s, who, family(f), &prog, counters, table.as_deref()),
+        } => {
+            let mut err = Vec::new();
+            let only = match table.as_deref().map(TableKind::from_name) {
+                Some(None) => {
+                    let name = table.unwrap_or_default();
+                    let msg = format!("Table `{name}' does not exist\n");
+                    return FrameWriter::new(s).end(msg.as_bytes(), 1);
+                }
+                Some(k) => k,
+                None => None,
+            };
+            let a = tool::SaveArgs {
+                counters,
+                table: only,
+                file: None,
+            };
+            let mut b = Front {
+                sh,
+                who,
+                family: family(f),
+                prog: &prog,
+                warnings: Vec::new(),
+            };
+            let mut out = FrameWriter::new(s);
+            let code = tool::save(&prog, &a, &mut b, &mut out, &mut err);
+            out.end(&err, code)
+        }
         Request::Restore {
             family: f,
             prog,
@@ -212,257 +399,91 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
             table,
             payload,
         } => {
-            let table = match table.as_deref().map(TableKind::from_name) {
-                Some(None) => {
-                    return reply(
-                        s,
-                        "",
-                        &format!("Try `{prog} -h' for more information.\n"),
-                        1,
-                    )
-                }
-                Some(k) => k,
-                None => None,
+            let a = tool::RestoreArgs {
+                counters,
+                noflush,
+                test,
+                table,
+                ..Default::default()
             };
-            let input = String::from_utf8_lossy(&payload).into_owned();
-            let what = format!(
-                "restore {} bytes{}",
-                payload.len(),
-                if noflush { " --noflush" } else { "" }
-            );
-            let d = submit(
+            let input = iptables::bytes::decode(&payload);
+            let mut b = Front {
                 sh,
                 who,
-                family(f),
-                &prog,
-                what,
-                Work::Restore {
-                    input,
-                    noflush,
-                    counters,
-                    test,
-                    table,
-                },
-            );
-            reply(s, &d.stdout, &d.stderr, d.code)
-        }
-        Request::Status => reply(s, &sh.status(), "", 0),
-        Request::Ops { family: f, ops } => {
-            let fam = family(f);
-            let mut cmds = Vec::with_capacity(ops.len());
-            for (i, op) in ops.iter().enumerate() {
-                let args = op.to_args();
-                let words: Vec<&str> = args.iter().map(String::as_str).collect();
-                let po = ParseOpts::command(fam, "nfkeeper");
-                match parse(&words, po) {
-                    Ok(p) => cmds.push(p),
-                    Err(e) => {
-                        let mut res = vec![
-                            proto::OpResult {
-                                code: 0,
-                                message: "not applied".into()
-                            };
-                            ops.len()
-                        ];
-                        res[i] = proto::OpResult {
-                            code: e.exit_code(),
-                            message: e.render("nfkeeper", None).trim_end().to_string(),
-                        };
-                        proto::write_reply(s, &Reply::OpResults(res))?;
-                        return proto::write_reply(s, &Reply::Exit(e.exit_code()));
-                    }
-                }
-            }
-            let what = format!("{} typed op(s)", cmds.len());
-            let d = submit(sh, who, fam, "nfkeeper", what, Work::Cmds(cmds));
-            let res = d
-                .results
-                .into_iter()
-                .map(|(code, message)| proto::OpResult { code, message })
-                .collect();
-            send_text(s, &d.stdout, false)?;
-            proto::write_reply(s, &Reply::OpResults(res))?;
-            proto::write_reply(s, &Reply::Exit(d.code))
-        }
-    }
-}
-
-fn iptables(
-    sh: &Shared,
-    s: &mut UnixStream,
-    who: &str,
-    fam: Family,
-    prog: &str,
-    args: &[String],
-) -> io::Result<()> {
-    let words: Vec<&str> = args.iter().map(String::as_str).collect();
-    let po = ParseOpts {
-        family: fam,
-        restore: false,
-        table: None,
-        prog,
-    };
-    let p = match parse(&words, po) {
-        Ok(p) => p,
-        Err(e) => return reply(s, "", &e.render(prog, None), e.exit_code()),
-    };
-    let mut err: String = p.warnings.iter().map(|w| format!("{w}\n")).collect();
-    match p.command {
-        Command::Help => return reply(s, &iptables::parse::help::help_text(prog, fam), &err, 0),
-        Command::Version => return reply(s, &format!("{prog} v{}\n", iptables::VERSION), &err, 0),
-        _ => {}
-    }
-    let kind = p.table;
-    if needs_counters(&p) {
-        // Live counters are the kernel's: read them as direct mode does.
-        let r = keeper::Session::open(fam).and_then(|mut k| {
-            let r = k.iptables(p);
-            for w in std::mem::take(&mut k.warnings) {
-                err.push_str(&w);
-                err.push('\n');
-            }
-            r
-        });
-        return match r {
-            Ok(out) => reply(s, &out, &err, 0),
-            Err(e) => reply(s, "", &(e.render(prog, None) + &err), e.exit_code()),
-        };
-    }
-    let mut out = String::new();
-    fresh(sh, who, fam, prog);
-    let queried = {
-        let w = sh.read_lock();
-        let fs = w.fam(fam);
-        let empty;
-        let t = match fs.tables.get(&kind) {
-            Some(t) => t,
-            None => {
-                empty = ruleset::Table::new(fam, kind);
-                &empty
-            }
-        };
-        iptables::exec::query(t, &p, &mut out)
-    };
-    let (out, mut e2, code) = match queried {
-        Some(Ok(())) => (out, String::new(), 0),
-        Some(Err(e)) => (String::new(), e.render(prog, None), e.exit_code()),
-        None => {
-            let what = args.join(" ");
-            let d = submit(sh, who, fam, prog, what, Work::Cmds(vec![p]));
-            (d.stdout, d.stderr, d.code)
-        }
-    };
-    e2.push_str(&err);
-    e2.push_str(&foreign_warnings(sh, fam, kind));
-    reply(s, &out, &e2, code)
-}
-
-fn save(
-    sh: &Shared,
-    s: &mut UnixStream,
-    who: &str,
-    fam: Family,
-    prog: &str,
-    counters: bool,
-    table: Option<&str>,
-) -> io::Result<()> {
-    let only = match table.map(TableKind::from_name) {
-        Some(None) => {
-            return reply(
-                s,
-                "",
-                &format!("{prog}: table name required or invalid\n"),
-                1,
-            )
-        }
-        Some(k) => k,
-        None => None,
-    };
-    if counters {
-        // Counters are live kernel state: stream them as direct mode does.
-        let mut k = match keeper::Session::open(fam) {
-            Ok(k) => k,
-            Err(e) => return reply(s, "", &e.render(prog, None), e.exit_code()),
-        };
-        let header = || {
-            format!(
-                "# Generated by {prog} v{} on {}\n",
-                iptables::VERSION,
-                iptables::print::ctime::ctime_now()
-            )
-        };
-        let footer = || format!("# Completed on {}\n", iptables::print::ctime::ctime_now());
-        let mut w = FrameWriter {
-            s,
-            buf: Vec::with_capacity(CHUNK),
-        };
-        let r = k.save_to(true, only, header, footer, &mut w);
-        w.flush_frame()?;
-        let warnings: String = k.warnings.iter().map(|w| format!("{w}\n")).collect();
-        return match r {
-            Ok(()) => reply(s, "", &warnings, 0),
-            Err(e) => reply(s, "", &(e.render(prog, None) + &warnings), e.exit_code()),
-        };
-    }
-    fresh(sh, who, fam, prog);
-    let mut out = String::new();
-    let mut warnings = String::new();
-    {
-        let w = sh.read_lock();
-        let fs = w.fam(fam);
-        for kind in crate::warm::KINDS {
-            if only.is_some_and(|o| o != kind) || !fs.exists(kind) {
-                continue;
-            }
-            let Some(t) = fs.tables.get(&kind) else {
-                continue;
+                family: family(f),
+                prog: &prog,
+                warnings: Vec::new(),
             };
-            out.push_str(&format!(
-                "# Generated by {prog} v{} on {}\n",
-                iptables::VERSION,
-                iptables::print::ctime::ctime_now()
-            ));
-            iptables::exec::save_table(t, false, &mut out);
-            out.push_str(&format!(
-                "# Completed on {}\n",
-                iptables::print::ctime::ctime_now()
-            ));
-            for f in fs.foreign.get(&kind).into_iter().flatten() {
-                warnings.push_str(&format!(
-                    "Warning: table {}: {f} was not written by nfkeeper; left as is\n",
-                    compile::layout::table_name(kind)
-                ));
-            }
+            let mut err = Vec::new();
+            let code = tool::restore(family(f), &prog, &a, &input, &mut b, &mut err);
+            FrameWriter::new(s).end(&err, code)
         }
+        Request::Status => FrameWriter::new(s).end_with_stdout(&sh.status()),
+        Request::Ops { family: f, ops } => typed_ops(sh, s, who, family(f), &ops),
     }
-    reply(s, &out, &warnings, 0)
-}
-
-/// An io::Write that sends what it gets as Stdout frames of up to CHUNK.
-struct FrameWriter<'a> {
-    s: &'a mut UnixStream,
-    buf: Vec<u8>,
 }
 
 impl FrameWriter<'_> {
-    fn flush_frame(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            proto::write_reply(self.s, &Reply::Stdout(std::mem::take(&mut self.buf)))?;
-        }
-        Ok(())
+    fn end_with_stdout(mut self, text: &str) -> io::Result<()> {
+        use std::io::Write as _;
+        let _ = self.write_all(text.as_bytes());
+        self.end(&[], 0)
     }
 }
 
-impl io::Write for FrameWriter<'_> {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(b);
-        if self.buf.len() >= CHUNK {
-            self.flush_frame()?;
+/// Typed operations: all applied as one unit, each with its own result.
+fn typed_ops(
+    sh: &Shared,
+    s: &mut UnixStream,
+    who: &str,
+    fam: Family,
+    ops: &[proto::Op],
+) -> io::Result<()> {
+    let mut cmds = Vec::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        let args = op.to_args();
+        let words = tool::words(&args);
+        match parse(&words, ParseOpts::command(fam, "nfkeeper")) {
+            Ok(p) => cmds.push(p),
+            Err(e) => {
+                let mut res = vec![
+                    proto::OpResult {
+                        code: 0,
+                        message: "not applied".into()
+                    };
+                    ops.len()
+                ];
+                res[i] = proto::OpResult {
+                    code: e.exit_code(),
+                    message: e.render("nfkeeper", None).trim_end().to_string(),
+                };
+                proto::write_reply(s, &Reply::OpResults(res))?;
+                return proto::write_reply(s, &Reply::Exit(e.exit_code()));
+            }
         }
-        Ok(b.len())
     }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+    let n = cmds.len();
+    let what = format!("{n} typed op(s)");
+    let d = submit(sh, who, fam, "nfkeeper", what, Work::Cmds(cmds));
+    let code = exit_code(&d);
+    let (stdout, message) = match d {
+        Done::Cmds(Ok(out)) => (out, String::new()),
+        Done::Cmds(Err(e)) => (
+            String::new(),
+            e.to_iptables()
+                .render("nfkeeper", None)
+                .trim_end()
+                .to_string(),
+        ),
+        other => (String::new(), format!("unexpected answer {other:?}")),
+    };
+    let res = vec![proto::OpResult { code, message }; n];
+    let mut out = FrameWriter::new(s);
+    {
+        use std::io::Write as _;
+        let _ = out.write_all(stdout.as_bytes());
     }
+    out.flush_frame()?;
+    proto::write_reply(out.s, &Reply::OpResults(res))?;
+    proto::write_reply(out.s, &Reply::Exit(code))
 }

@@ -13,6 +13,7 @@
 
 pub mod coherence;
 pub mod conn;
+pub mod frame;
 pub mod listen;
 pub mod log;
 pub mod metrics;
@@ -61,6 +62,8 @@ pub struct Config {
     pub max_clients: usize,
     pub idle_timeout: Duration,
     pub quiet: bool,
+    /// The engine's settings (run compilation …), from the program.
+    pub settings: keeper::Settings,
 }
 
 impl Default for Config {
@@ -75,23 +78,19 @@ impl Default for Config {
             max_clients: 1024,
             idle_timeout: Duration::from_secs(60),
             quiet: false,
+            settings: keeper::Settings::default(),
         }
     }
 }
 
+/// A group by number or by name (from /etc/group: nfkeeper makes no NSS
+/// lookups, which a static binary can't make well).
 fn group_id(v: &str) -> Result<u32, String> {
     if let Ok(g) = v.parse() {
         return Ok(g);
     }
-    let name = std::ffi::CString::new(v).map_err(|_| format!("bad group name {v:?}"))?;
-    // SAFETY: getgrnam with a valid C string; the result is read at once,
-    // before any other call that could reuse its static buffer.
-    let gr = unsafe { libc::getgrnam(name.as_ptr()) };
-    if gr.is_null() {
-        return Err(format!("--group: no group named {v:?}"));
-    }
-    // SAFETY: non-null result of getgrnam.
-    Ok(unsafe { (*gr).gr_gid })
+    iptables::ext::matches::owner::lookup_id(true, v)
+        .ok_or_else(|| format!("--group: no group named {v:?}"))
 }
 
 /// Parse `nfkeeper serve` options.
@@ -126,7 +125,7 @@ pub fn parse_args(args: &[String]) -> Result<Config, String> {
 /// What every thread shares.
 pub struct Shared {
     pub cfg: Config,
-    pub warm: RwLock<warm::Warm>,
+    pub warm: RwLock<keeper::State>,
     pub queue: writer::Queue,
     pub coherence: coherence::Coherence,
     pub metrics: metrics::Metrics,
@@ -176,11 +175,11 @@ impl Shared {
         }
     }
 
-    pub fn write_lock(&self) -> RwLockWriteGuard<'_, warm::Warm> {
+    pub fn write_lock(&self) -> RwLockWriteGuard<'_, keeper::State> {
         self.warm.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn read_lock(&self) -> RwLockReadGuard<'_, warm::Warm> {
+    pub fn read_lock(&self) -> RwLockReadGuard<'_, keeper::State> {
         self.readers_waiting.fetch_add(1, Ordering::SeqCst);
         let g = self.warm.read().unwrap_or_else(|e| e.into_inner());
         self.readers_waiting.fetch_sub(1, Ordering::SeqCst);
@@ -202,8 +201,8 @@ impl Shared {
     pub fn sizes(&self) -> metrics::Sizes {
         let w = self.read_lock();
         metrics::Sizes {
-            rules: w.v4.rule_count() + w.v6.rule_count(),
-            chains: w.v4.chain_count() + w.v6.chain_count(),
+            rules: w.rule_count(),
+            chains: w.chain_count(),
             queue: self.queue.len(),
         }
     }
@@ -230,20 +229,20 @@ impl Shared {
         {
             let w = self.read_lock();
             let _ = writeln!(o, "  generation:        {}", w.genid);
-            for fs in [&w.v4, &w.v6] {
+            for f in ruleset::Family::ALL {
                 for k in warm::KINDS {
-                    if !fs.exists(k) {
+                    if !w.exists(f, k) {
                         continue;
                     }
-                    let t = fs.tables.get(&k);
-                    let foreign = fs.foreign.get(&k).map_or(0, Vec::len);
+                    let t = w.model.table(f, k);
+                    let foreign = w.foreign.get(&(f, k)).map_or(0, Vec::len);
                     let _ = writeln!(
                         o,
                         "  table {} nfkeeper_{}: {} chains, {} rules{}",
-                        writer::fam_name(fs.family),
+                        warm::fam_name(f),
                         k.name(),
-                        t.map_or(0, |t| t.chains().len()),
-                        t.map_or(0, |t| t.rule_count()),
+                        t.chains().len(),
+                        t.rule_count(),
                         if foreign > 0 {
                             format!(", {foreign} foreign object(s) kept")
                         } else {
@@ -284,14 +283,49 @@ pub fn netns_inode() -> std::io::Result<u64> {
 
 /// Enter the named network namespace (before any thread starts).
 fn enter_netns(name: &str) -> Result<(), String> {
-    use std::os::fd::AsRawFd;
+    use std::os::fd::AsFd;
     let path = format!("/run/netns/{name}");
     let f = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
-    // SAFETY: setns on an fd we own; affects only this (still single) thread.
-    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(format!("setns {path}: {}", std::io::Error::last_os_error()));
+    rustix::thread::move_into_link_name_space(
+        f.as_fd(),
+        Some(rustix::thread::LinkNameSpaceType::Network),
+    )
+    .map_err(|e| format!("setns {path}: {e}"))
+}
+
+/// Descriptors the daemon needs beyond one per client.
+const OWN_FDS: u64 = 64;
+
+/// Raise the soft limit of open descriptors towards the hard one so that
+/// `max_clients` clients fit; a warning when even the hard limit is short
+/// (accepts then fail, and the acceptor pauses instead of spinning).
+fn ensure_fds(max_clients: usize) {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let want = max_clients as u64 + OWN_FDS;
+    let mut lim = getrlimit(Resource::Nofile);
+    let (cur, max) = (
+        lim.current.unwrap_or(u64::MAX),
+        lim.maximum.unwrap_or(u64::MAX),
+    );
+    if cur >= want {
+        return;
     }
-    Ok(())
+    lim.current = Some(want.min(max));
+    let _ = setrlimit(Resource::Nofile, lim);
+    if max < want {
+        log::line(&format!(
+            "event=warning what=\"open file limit {max} is below --max-clients {max_clients} + {OWN_FDS}; raise LimitNOFILE\""
+        ));
+    }
+}
+
+/// The kernel connections a daemon works through: the socket every commit
+/// goes through, and the event socket that tells it of others' changes
+/// (an error: no events; then every table is re-read whenever the
+/// generation moved).
+pub struct Kernel {
+    pub sock: nft::Socket,
+    pub events: Result<nft::EventSocket, nft::Error>,
 }
 
 /// Run the daemon until killed. Errors at start-up are returned.
@@ -307,39 +341,60 @@ pub fn serve(cfg: Config) -> Result<(), String> {
     if let Some(n) = &cfg.netns {
         enter_netns(n)?;
     }
+    ensure_fds(cfg.max_clients);
     let ino = netns_inode().map_err(|e| format!("network namespace: {e}"))?;
     let path = cfg
         .socket
         .clone()
-        .or_else(|| std::env::var_os("NFKEEPER_SOCKET").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(format!("/run/nfkeeper/net-{ino}.sock")));
+    let kernel = Kernel {
+        sock: nft::Socket::open().map_err(|e| format!("netlink: {e}"))?,
+        events: nft::EventSocket::open(),
+    };
+    let (sh, listener) = start(cfg, kernel, ino, &path)?;
+    if let Some(l) = metrics {
+        listen::metrics_endpoint(sh.clone(), l)?;
+    }
+    listen::accept_loop(sh, listener);
+    Ok(())
+}
+
+/// Load the model through `kernel`, start the event and writer threads
+/// and bind the socket at `path`; the caller runs the accept loop
+/// (`listen::accept_loop`). `ino` is the served namespace's inode, for
+/// status.
+pub fn start(
+    cfg: Config,
+    kernel: Kernel,
+    ino: u64,
+    path: &std::path::Path,
+) -> Result<(Arc<Shared>, std::os::unix::net::UnixListener), String> {
     let t0 = Instant::now();
-    let mut sock = nft::Socket::open().map_err(|e| format!("netlink: {e}"))?;
+    let Kernel { mut sock, events } = kernel;
     let coherence = coherence::Coherence::default();
     coherence.set_our_portid(sock.portid());
     let sh = Arc::new(Shared {
-        warm: RwLock::new(warm::Warm::empty()),
+        warm: RwLock::new(keeper::State::default()),
         cfg,
         queue: writer::Queue::default(),
         coherence,
         metrics: metrics::Metrics::default(),
         started: Instant::now(),
-        socket_path: path.clone(),
+        socket_path: path.to_path_buf(),
         netns_ino: ino,
         clients: AtomicUsize::new(0),
         readers_waiting: AtomicUsize::new(0),
         kernel: Mutex::new(None),
     });
     // Events first, then the read: a change after the read is then seen.
-    if sh.coherence.watch() {
+    if sh.coherence.watch_with(events) {
         let sh = sh.clone();
         std::thread::Builder::new()
             .name("events".into())
             .spawn(move || coherence::tick(&sh.coherence, &sh.metrics, coherence::TICK))
             .map_err(|e| e.to_string())?;
     }
-    *sh.write_lock() =
-        warm::Warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
+    *sh.write_lock() = warm::load(&mut sock).map_err(|e| format!("reading the ruleset: {e}"))?;
     // The load's transient buffers (the dump, the rule texts) are freed
     // but glibc keeps the pages; hand them back so the resident set is the
     // model's (tens of MB at 1M rules).
@@ -349,7 +404,7 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         libc::malloc_trim(0);
     }
     *sh.kernel.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
-    let listener = listen::bind(&path)?;
+    let listener = listen::bind(path)?;
     let sz = sh.sizes();
     log::line(&format!(
         "event=start pid={} netns=net:[{ino}] socket={:?} rules={} chains={} load_ms={}",
@@ -359,9 +414,6 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         sz.chains,
         t0.elapsed().as_millis()
     ));
-    if let Some(l) = metrics {
-        listen::metrics_endpoint(sh.clone(), l)?;
-    }
     {
         let sh = sh.clone();
         std::thread::Builder::new()
@@ -369,6 +421,5 @@ pub fn serve(cfg: Config) -> Result<(), String> {
             .spawn(move || writer::run(&sh))
             .map_err(|e| e.to_string())?;
     }
-    listen::accept_loop(sh, listener);
-    Ok(())
+    Ok((sh, listener))
 }

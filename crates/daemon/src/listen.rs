@@ -11,7 +11,6 @@
 
 use crate::Shared;
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
@@ -52,29 +51,11 @@ impl Peer {
 }
 
 pub fn peer(s: &UnixStream) -> std::io::Result<Peer> {
-    let mut c = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `c`.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            &mut c as *mut libc::ucred as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    let c = rustix::net::sockopt::socket_peercred(s)?;
     Ok(Peer {
-        pid: c.pid,
-        uid: c.uid,
-        gid: c.gid,
+        pid: c.pid.as_raw_nonzero().get(),
+        uid: c.uid.as_raw(),
+        gid: c.gid.as_raw(),
     })
 }
 
@@ -160,12 +141,22 @@ impl Pool {
             let accepted = self.l.accept();
             let last = self.idle.fetch_sub(1, Ordering::SeqCst) == 1;
             // A failed accept (say, out of descriptors) serves nobody:
-            // retry in this thread rather than start another.
-            if let Ok((s, _)) = accepted {
-                if last {
-                    self.spawn();
+            // retry in this thread rather than start another, after a
+            // pause when the cause will not go away by itself (without it
+            // the loop spins while the connection waits in the backlog).
+            match accepted {
+                Ok((s, _)) => {
+                    if last {
+                        self.spawn();
+                    }
+                    self.serve(s);
                 }
-                self.serve(s);
+                Err(e) => {
+                    if let Some(pause) = accept_backoff(&e) {
+                        self.sh.metrics.accept_errors.inc();
+                        std::thread::sleep(pause);
+                    }
+                }
             }
             if !permanent && self.idle.load(Ordering::SeqCst) >= IDLE_KEEP {
                 return;
@@ -185,11 +176,25 @@ impl Pool {
                     "server busy: {} clients connected (--max-clients)",
                     sh.cfg.max_clients
                 ),
+                sh.cfg.idle_timeout.min(std::time::Duration::from_secs(2)),
             );
             return;
         }
         crate::conn::serve_client(sh, s);
         sh.clients.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How long to wait before accepting again after `e`: out of descriptors
+/// (per process or system-wide) or memory lasts until a client leaves;
+/// an interrupted or aborted accept is retried at once.
+pub fn accept_backoff(e: &std::io::Error) -> Option<std::time::Duration> {
+    match e.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => {
+            Some(std::time::Duration::from_millis(50))
+        }
+        Some(libc::EINTR | libc::ECONNABORTED) => None,
+        _ => Some(std::time::Duration::from_millis(1)),
     }
 }
 

@@ -5,14 +5,18 @@
 //! What it is not: it does no I/O beyond what the caller hands it, and knows
 //! nothing of nftables or the kernel.
 
+pub mod bytes;
 pub mod error;
 pub mod exec;
 pub mod ext;
-pub mod names;
 pub mod opt;
 pub mod parse;
 pub mod print;
 pub mod rule;
+pub mod tool;
+
+/// Service and protocol names live in `ruleset` (shared with the ipset front end).
+pub use ruleset::names;
 
 pub use error::{Error, ExitKind, Result};
 pub use rule::{Addr, Iface, Rule, Target};

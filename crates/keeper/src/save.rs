@@ -30,6 +30,9 @@ pub enum Form<'a> {
         counters: bool,
         header: &'a str,
         footer: &'a str,
+        /// Print the table (its built-in chains, ACCEPT) even if it does
+        /// not exist (`iptables-save -t TABLE`).
+        even_missing: bool,
     },
     /// `iptables -S` (no -v): `-P CHAIN POLICY` / `-N CHAIN` lines, then the
     /// rules; a missing table lists its built-in chains with policy ACCEPT.
@@ -59,10 +62,28 @@ pub fn save_table_to(
         .collect();
     let mut user: Vec<(String, Option<u32>)> = Vec::new();
     if !exists {
-        if form == Form::Spec {
-            for b in builtins {
-                writeln!(out, "-P {b} ACCEPT")?;
+        match form {
+            Form::Spec => {
+                for b in builtins {
+                    writeln!(out, "-P {b} ACCEPT")?;
+                }
             }
+            Form::Save {
+                header,
+                footer,
+                even_missing: true,
+                ..
+            } => {
+                let mut t = String::from(header);
+                let _ = writeln!(t, "*{}", kind.name());
+                for b in builtins {
+                    let _ = writeln!(t, ":{b} ACCEPT [0:0]");
+                }
+                t.push_str("COMMIT\n");
+                t.push_str(footer);
+                out.write_all(t.as_bytes())?;
+            }
+            Form::Save { .. } => {}
         }
         return Ok(false);
     }

@@ -115,6 +115,62 @@ pub fn restore_scopes(
     out
 }
 
+/// The chains command `p` flushes without reading their rules (`None`:
+/// every chain of its table): their run sets must be found another way
+/// (see `crate::direct`).
+pub fn flushed_chains(p: &Parsed) -> Vec<Option<String>> {
+    match &p.command {
+        Command::Flush(c) => vec![c.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// What a `--noflush` restore flushes, per table: each `:CHAIN` line of a
+/// user chain (an existing one is flushed) and each `-F [CHAIN]` line.
+pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, Option<String>)> {
+    let mut out = Vec::new();
+    let mut cur: Option<TableKind> = None;
+    for line in input.lines() {
+        let line = line.trim_start();
+        if let Some(t) = line.strip_prefix('*') {
+            cur = TableKind::from_name(t.trim()).filter(|k| only.is_none_or(|o| o == *k));
+            continue;
+        }
+        let Some(kind) = cur else { continue };
+        if let Some(decl) = line.strip_prefix(':') {
+            let name = decl.split_ascii_whitespace().next().unwrap_or("");
+            if !name.is_empty() && !kind.builtin_chains().contains(&name) {
+                out.push((kind, Some(name.to_string())));
+            }
+            continue;
+        }
+        let mut words = line.split_ascii_whitespace();
+        if matches!(words.next(), Some("-F" | "--flush")) {
+            let chain = words.next().filter(|w| !w.starts_with('-'));
+            out.push((kind, chain.map(str::to_string)));
+        }
+    }
+    out
+}
+
+/// The tables a restore's input names (`*table` lines), in order, once
+/// each; with `only` (`-T`), that one if named.
+pub fn restore_tables(input: &str, only: Option<TableKind>) -> Vec<TableKind> {
+    let mut out = Vec::new();
+    for line in input.lines() {
+        if let Some(k) = line
+            .trim_start()
+            .strip_prefix('*')
+            .and_then(|t| TableKind::from_name(t.trim()))
+        {
+            if only.is_none_or(|o| o == k) && !out.contains(&k) {
+                out.push(k);
+            }
+        }
+    }
+    out
+}
+
 /// The scope of one restore rule line (optionally `[p:b]`-prefixed).
 fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope {
     let body = match line.strip_prefix('[') {

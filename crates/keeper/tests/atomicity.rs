@@ -21,18 +21,18 @@ fn opts(noflush: bool) -> RestoreOpts<'static> {
 }
 
 fn save(s: &mut Session) -> String {
-    s.save(true, None, String::new, String::new).expect("save")
+    s.save_text(true, None).expect("save")
 }
 
 fn command(s: &mut Session, words: &[&str]) -> Result<String, iptables::Error> {
     let o = ParseOpts::command(Family::Ipv4, "iptables");
-    s.iptables(parse(words, o)?)
+    s.iptables(parse(words, o)?).map_err(|e| e.to_iptables())
 }
 
 #[test]
 fn failures_change_nothing_in_the_kernel() {
     in_netns(|| {
-        let mut s = Session::open(Family::Ipv4).expect("netlink");
+        let mut s = Session::open(Family::Ipv4, keeper::Settings::default()).expect("netlink");
         let base = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:a - [0:0]\n:b - [0:0]\n\
                     -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n-A INPUT -j a\n-A a -j b\nCOMMIT\n";
         s.restore(base, &opts(false)).expect("base restore");

@@ -8,7 +8,7 @@
 
 use iptables::parse::{parse, restore::tokenize, Command, ParseOpts};
 use iptables::print::save::{save_rule_body, CounterStyle};
-use keeper::plan::KernelApply;
+use keeper::plan::{KernelView, Pending, PlanOpts, Planner};
 use keeper::read::read_table;
 use nft::Socket;
 use ruleset::{Counters, Family, TableKind};
@@ -104,18 +104,22 @@ fn conformance_vectors_round_trip_through_the_kernel() {
                         );
                         // Fresh table state for each vector.
                         let mut snap = read_table(&mut sock, family, table).expect("read");
-                        let mut ap = KernelApply::new(family, sock.batch(None));
+                        let mut pending = Pending::new(sock.batch(None));
+                        let mut view = KernelView::default();
                         if snap.exists {
-                            ap.present.insert(table);
                             let fam = compile::layout::nft_family(family);
-                            ap.batch.delete(
+                            pending.batch().delete(
                                 &nft::Table::new(fam, &compile::layout::table_name(table)),
                                 0,
                             );
-                            ap.present.remove(&table);
                             snap.table = ruleset::Table::new(family, table);
                         }
                         let mut out = String::new();
+                        let opts = PlanOpts {
+                            compile: None,
+                            ..Default::default()
+                        };
+                        let mut ap = Planner::new(family, &mut view, &mut pending, opts);
                         match ap.run(table, &mut snap.table, parsed, &mut out) {
                             Ok(()) => {}
                             Err(e) if e.msg.contains("no native nftables form") => {
@@ -130,7 +134,7 @@ fn conformance_vectors_round_trip_through_the_kernel() {
                                 continue;
                             }
                         }
-                        let rep = sock.commit(&mut ap.batch).expect("commit");
+                        let rep = sock.commit(pending.batch()).expect("commit");
                         if !rep.outcome.is_ok() {
                             failures.push(format!(
                                 "{file}:{} [{family:?} {chain}] kernel rejected `{}`: {:?}",

@@ -152,7 +152,8 @@ fn same_save_as_iptables_nft() {
         drop(ns);
         let input = text.clone();
         let ours = in_netns(move || -> Result<String, String> {
-            let mut s = Session::open(family).map_err(|e| e.to_string())?;
+            let mut s =
+                Session::open(family, keeper::Settings::default()).map_err(|e| e.to_string())?;
             let o = RestoreOpts {
                 family,
                 noflush: false,
@@ -163,8 +164,7 @@ fn same_save_as_iptables_nft() {
             };
             s.restore(&input, &o)
                 .map_err(|e| e.render("iptables-restore"))?;
-            s.save(false, None, String::new, String::new)
-                .map_err(|e| e.to_string())
+            s.save_text(false, None).map_err(|e| e.to_string())
         });
         let Some(ours) = ours else { return };
         let ours = match ours {

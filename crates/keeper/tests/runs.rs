@@ -14,6 +14,14 @@ use keeper::Session;
 use ruleset::{Family, Ruleset, TableKind};
 use testkit::in_netns;
 
+/// Settings compiling runs of at least `min_len` rules.
+fn runs(min_len: usize) -> keeper::Settings {
+    keeper::Settings {
+        compile: Some(RunOpts { min_len }),
+        ..Default::default()
+    }
+}
+
 const SEEDS: u64 = 25;
 const STEPS: usize = 30;
 
@@ -28,9 +36,7 @@ fn ropts() -> RestoreOpts<'static> {
 
 /// The kernel's filter table as iptables-save prints it, without comments.
 fn kernel_save(s: &mut Session) -> String {
-    let text = s
-        .save(false, Some(TableKind::Filter), String::new, String::new)
-        .expect("save");
+    let text = s.save_text(false, Some(TableKind::Filter)).expect("save");
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| format!("{l}\n"))
@@ -130,8 +136,7 @@ fn compiled_runs_follow_the_model() {
                 .collect();
             let mut model: Ruleset<iptables::Rule> = Ruleset::new();
             restore(&mut model, &text, &ropts()).expect("model restore");
-            let mut s = Session::open(Family::Ipv4).expect("session");
-            s.compile = Some(RunOpts { min_len: 2 });
+            let mut s = Session::open(Family::Ipv4, runs(2)).expect("session");
             s.restore(&text, &ropts()).unwrap_or_else(|e| {
                 panic!("seed {seed}: {}\n{text}", e.render("iptables-restore"))
             });
@@ -163,7 +168,8 @@ fn compiled_runs_follow_the_model() {
                     p.clone(),
                     &mut String::new(),
                 );
-                let mut s2 = Session::open(Family::Ipv4).expect("session");
+                let mut s2 =
+                    Session::open(Family::Ipv4, keeper::Settings::default()).expect("session");
                 let got = s2.iptables(p);
                 assert_eq!(
                     want.is_ok(),
@@ -306,8 +312,7 @@ fn appends_join_and_start_runs() {
                 &mut String::new(),
             )
             .expect("model");
-            let mut s = Session::open(Family::Ipv4).expect("session");
-            s.compile = Some(RunOpts { min_len: 4 });
+            let mut s = Session::open(Family::Ipv4, runs(4)).expect("session");
             s.iptables(p)
                 .unwrap_or_else(|e| panic!("step {i} {cmd}: {e:?}"));
             assert_eq!(kernel_save(&mut s), model_save(&model), "step {i} {cmd}");
@@ -339,8 +344,7 @@ fn probes_read_one_member_of_a_run() {
             text.push_str(&format!("-A FORWARD -s 10.0.0.{i}/32 -j ACCEPT\n"));
         }
         text.push_str("COMMIT\n");
-        let mut s = Session::open(Family::Ipv4).expect("session");
-        s.compile = Some(RunOpts { min_len: 4 });
+        let mut s = Session::open(Family::Ipv4, runs(4)).expect("session");
         s.restore(&text, &ropts()).expect("restore");
         let rule = |spec: &str| {
             let line = format!("-D FORWARD {spec}");
@@ -407,8 +411,7 @@ fn noflush_restore_flushes_run_sets() {
             text.push_str(&format!("-A FORWARD -d 10.1.0.{i}/32 -j DROP\n"));
         }
         text.push_str("COMMIT\n");
-        let mut s = Session::open(Family::Ipv4).expect("session");
-        s.compile = Some(RunOpts { min_len: 4 });
+        let mut s = Session::open(Family::Ipv4, runs(4)).expect("session");
         s.restore(&text, &ropts()).expect("restore");
         if !have_nft() {
             eprintln!(

@@ -13,6 +13,14 @@ use nft::{Data, Expr, SetElem, SetElems, Socket, Verdict};
 use ruleset::{Family, RuleId, TableKind};
 use testkit::in_netns;
 
+/// Settings compiling runs of at least `min_len` rules.
+fn runs(min_len: usize) -> keeper::Settings {
+    keeper::Settings {
+        compile: Some(RunOpts { min_len }),
+        ..Default::default()
+    }
+}
+
 const RULES: &str = "\
 *filter
 :INPUT ACCEPT [0:0]
@@ -30,8 +38,7 @@ COMMIT
 ";
 
 fn restore() {
-    let mut s = Session::open(Family::Ipv4).expect("session");
-    s.compile = Some(RunOpts { min_len: 2 });
+    let mut s = Session::open(Family::Ipv4, runs(2)).expect("session");
     s.restore(RULES, &RestoreOpts::new(Family::Ipv4, "iptables-restore"))
         .unwrap_or_else(|e| panic!("{}", e.render("iptables-restore")));
 }

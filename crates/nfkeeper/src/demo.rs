@@ -179,7 +179,8 @@ fn kernel_round(cf: &str, n: usize) -> i32 {
         if before.is_none() || before == after {
             return Err("not in a private network namespace; not touching the kernel".into());
         }
-        let mut s = keeper::Session::open(Family::Ipv4).map_err(|e| e.to_string())?;
+        let mut s = keeper::Session::open(Family::Ipv4, keeper::Settings::default())
+            .map_err(|e| e.to_string())?;
         let o = RestoreOpts {
             family: Family::Ipv4,
             noflush: false,
@@ -190,7 +191,8 @@ fn kernel_round(cf: &str, n: usize) -> i32 {
         };
         eprintln!("\nkernel (private network namespace, nftables table ip nfkeeper_filter):");
         let t = Instant::now();
-        s.restore(&cf, &o).map_err(|e| e.render("nfkeeper"))?;
+        iptables::tool::Backend::restore(&mut s, &cf, &o, None)
+            .map_err(|e| e.render("nfkeeper"))?;
         eprintln!(
             "  restore {n} rules, one transaction: {:>9.1} ms",
             t.elapsed().as_secs_f64() * 1e3
@@ -208,9 +210,7 @@ fn kernel_round(cf: &str, n: usize) -> i32 {
         let d = run(&mut s, &[&["-D"][..], &rule[..]].concat())?;
         eprintln!("  iptables -D by spec:                            {d:>9.1} ms");
         let t = Instant::now();
-        let text = s
-            .save(false, None, String::new, String::new)
-            .map_err(|e| e.to_string())?;
+        let text = s.save_text(false, None).map_err(|e| e.to_string())?;
         eprintln!(
             "  iptables-save (rules rebuilt from kernel userdata): {:>9.1} ms, {} rules, {}",
             t.elapsed().as_secs_f64() * 1e3,

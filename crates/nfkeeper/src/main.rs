@@ -12,9 +12,9 @@
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
 mod demo;
-mod direct;
 mod offline;
 mod personality;
+mod settings;
 mod trace;
 mod verify;
 mod via_daemon;
@@ -130,61 +130,60 @@ fn ignore_sigpipe() {
 }
 
 fn run() -> i32 {
-    let args: Vec<String> = std::env::args().collect();
+    // Arguments as iptables takes them: any bytes (see iptables::bytes).
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| {
+            use std::os::unix::ffi::OsStrExt;
+            iptables::bytes::decode(a.as_bytes()).into_owned()
+        })
+        .collect();
     let argv0 = args.first().map(String::as_str).unwrap_or("nfkeeper");
     let base = argv0.rsplit('/').next().unwrap_or(argv0);
+    let env = settings::Env::read();
     if let Some(p) = Personality::from_name(base) {
-        return personality::run(p, base, &args[1..]);
-    }
-    // `nfkeeper --direct|--daemon PERSONALITY ...`: force how the
-    // iptables personalities reach the kernel.
-    let mut first = 1;
-    loop {
-        match args.get(first).map(String::as_str) {
-            Some("--direct") => via_daemon::force(via_daemon::Mode::Direct),
-            Some("--daemon") => via_daemon::force(via_daemon::Mode::Daemon),
-            // Run compilation (keeper::session::compile_runs reads it);
-            // set before any thread exists.
-            Some("--compile-runs") => std::env::set_var("NFKEEPER_COMPILE", "runs"),
-            Some(a) if a.starts_with("--compile-runs=") => {
-                let n = &a["--compile-runs=".len()..];
-                if !n.parse::<usize>().is_ok_and(|n| n >= 2) {
-                    eprintln!(
-                        "nfkeeper: --compile-runs=N needs a run length of at least 2, not \"{n}\""
-                    );
-                    return 2;
-                }
-                std::env::set_var("NFKEEPER_COMPILE", format!("runs:{n}"))
+        let (s, _) = match settings::Settings::from(&env, &[]) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{e}");
+                return 2;
             }
-            Some("--no-compile-runs") => std::env::set_var("NFKEEPER_COMPILE", "off"),
-            _ => break,
-        }
-        first += 1;
+        };
+        return personality::run(p, base, &args[1..], &s);
     }
+    // `nfkeeper --direct|--daemon|--[no-]compile-runs[=N] SUBCOMMAND ...`.
+    let (s, used) = match settings::Settings::from(&env, &args[1..]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let first = 1 + used;
     let Some(sub) = args.get(first) else {
         eprint!("{USAGE}");
         return 2;
     };
     if let Some(p) = Personality::from_name(sub) {
-        return personality::run(p, sub, &args[first + 1..]);
+        return personality::run(p, sub, &args[first + 1..], &s);
     }
+    let rest = &args[first + 1..];
     match sub.as_str() {
         "serve" => {
             ignore_sigpipe();
-            serve(&args[first + 1..])
+            serve(rest, &s)
         }
-        "status" => status(),
-        "trace" => trace::trace(&args[first + 1..]),
-        "verify" => verify::verify(&args[first + 1..]),
+        "status" => status(&s),
+        "trace" => trace::trace(rest, &s),
+        "verify" => verify::verify(rest, &s),
         "demo" => {
             ignore_sigpipe();
-            demo::demo(&args[first + 1..])
+            demo::demo(rest)
         }
         "bench" => {
             ignore_sigpipe();
-            run_bench(&args[first + 1..])
+            run_bench(rest)
         }
-        "load" => demo::load(&args[first + 1..]),
+        "load" => demo::load(rest),
         "--version" | "-V" | "version" => {
             println!(
                 "nfkeeper {} (iptables {})",
@@ -206,9 +205,13 @@ fn run() -> i32 {
 }
 
 /// `nfkeeper serve ...`: runs until killed.
-fn serve(args: &[String]) -> i32 {
+fn serve(args: &[String], s: &settings::Settings) -> i32 {
     match daemon::parse_args(args) {
-        Ok(cfg) => match daemon::serve(cfg) {
+        Ok(mut cfg) => match daemon::serve({
+            cfg.settings = s.engine;
+            cfg.socket = cfg.socket.or_else(|| s.socket_env.clone());
+            cfg
+        }) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("nfkeeper serve: {e}");
@@ -228,9 +231,9 @@ fn serve(args: &[String]) -> i32 {
 }
 
 /// `nfkeeper status`: the daemon's state, or why there is none.
-fn status() -> i32 {
-    let path = proto::client::default_path();
-    match proto::client::Client::connect(&path).and_then(|mut c| c.status()) {
+fn status(s: &settings::Settings) -> i32 {
+    let path = &s.socket;
+    match proto::client::Client::connect(path).and_then(|mut c| c.status()) {
         Ok(text) => {
             print!("{text}");
             0

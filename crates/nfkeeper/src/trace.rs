@@ -27,7 +27,11 @@ flags SYN, ctstate NEW, mark 0, ttl 64, the smallest length; the hook is
 forward with -i and -o, output with only -o, else input. Stateful matches
 (limit, statistic) are taken to pass (--stateful fail: to fail).";
 
-fn ruleset_from(o: &describe::Opts, prog: &str) -> Result<Ruleset<Rule>, String> {
+fn ruleset_from(
+    o: &describe::Opts,
+    prog: &str,
+    settings: &crate::settings::Settings,
+) -> Result<Ruleset<Rule>, String> {
     match &o.rules {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
@@ -37,8 +41,9 @@ fn ruleset_from(o: &describe::Opts, prog: &str) -> Result<Ruleset<Rule>, String>
             Ok(rs)
         }
         None => {
-            let mut s = keeper::Session::open(o.family).map_err(|e| e.msg.clone())?;
-            let rs = s.model().map_err(|e| e.msg.clone())?;
+            let mut s =
+                keeper::Session::open(o.family, settings.engine).map_err(|e| e.to_string())?;
+            let rs = s.model().map_err(|e| e.to_string())?;
             for w in &s.warnings {
                 eprintln!("{w}");
             }
@@ -103,7 +108,10 @@ fn verdict_name(v: &classify::Verdict) -> String {
 /// The trace of `args` as text (the whole output), or the exit code and
 /// message: 2 for a problem with the arguments, 1 when the rules can't be
 /// read or evaluated.
-pub fn trace_text(args: &[String]) -> Result<String, (i32, String)> {
+pub fn trace_text(
+    args: &[String],
+    settings: &crate::settings::Settings,
+) -> Result<String, (i32, String)> {
     let o = describe::parse(args).map_err(|e| (2, e))?;
     let prog = if o.family == Family::Ipv6 {
         "ip6tables-restore"
@@ -112,7 +120,7 @@ pub fn trace_text(args: &[String]) -> Result<String, (i32, String)> {
     };
     let p = describe::packet(&o).map_err(|e| (2, e))?;
     let hook = describe::hook_of(&o);
-    let rs = ruleset_from(&o, prog).map_err(|e| (1, e))?;
+    let rs = ruleset_from(&o, prog, settings).map_err(|e| (1, e))?;
     let ch = Choices {
         seed: 0,
         fixed: Some(o.pass),
@@ -179,12 +187,12 @@ pub fn trace_text(args: &[String]) -> Result<String, (i32, String)> {
 
 /// `nfkeeper trace ARGS`: exit 0 with the trace, 2 on a usage error, 1 when
 /// the rules can't be read or evaluated.
-pub fn trace(args: &[String]) -> i32 {
+pub fn trace(args: &[String], settings: &crate::settings::Settings) -> i32 {
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");
         return 0;
     }
-    match trace_text(args) {
+    match trace_text(args, settings) {
         Ok(t) => {
             print!("{t}");
             0

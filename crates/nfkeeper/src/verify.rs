@@ -21,7 +21,7 @@ ruleset). Prints one line per difference and a summary per table (-q:
 differences only).
 Exit status: 0 no difference, 1 differences, 4 the kernel could not be read.";
 
-pub fn verify(args: &[String]) -> i32 {
+pub fn verify(args: &[String], settings: &crate::settings::Settings) -> i32 {
     let mut families = Family::ALL.to_vec();
     let mut tables = TableKind::ALL.to_vec();
     let mut quiet = false;
@@ -95,7 +95,7 @@ pub fn verify(args: &[String]) -> i32 {
         println!("nfkeeper verify: no nfkeeper tables in this network namespace");
     }
     for &family in &families {
-        match daemon_diff(family, &tables) {
+        match daemon_diff(family, &tables, settings) {
             Ok(None) => {}
             Ok(Some(d)) => {
                 println!("{} daemon: {d}", fam_name(family));
@@ -113,7 +113,11 @@ pub fn verify(args: &[String]) -> i32 {
 /// With a daemon serving this namespace: the first line where its model's
 /// iptables-save of `family` (no counters, `tables` only) differs from the
 /// kernel's, if any. `Ok(None)` also when no daemon answers.
-fn daemon_diff(family: Family, tables: &[TableKind]) -> Result<Option<String>, String> {
+fn daemon_diff(
+    family: Family,
+    tables: &[TableKind],
+    settings: &crate::settings::Settings,
+) -> Result<Option<String>, String> {
     let only = match tables {
         [t] => Some(*t),
         _ => None,
@@ -127,15 +131,13 @@ fn daemon_diff(family: Family, tables: &[TableKind]) -> Result<Option<String>, S
         counters: false,
         table: only.map(|t| t.name().to_string()),
     };
-    let model = match crate::via_daemon::capture(&req) {
+    let model = match crate::via_daemon::capture(&req, settings) {
         None => return Ok(None),
         Some(Ok(text)) => text,
         Some(Err(e)) => return Ok(Some(format!("its iptables-save failed: {e}"))),
     };
-    let mut s = keeper::Session::open(family).map_err(|e| e.msg.clone())?;
-    let kernel = s
-        .save(false, only, String::new, String::new)
-        .map_err(|e| e.msg.clone())?;
+    let mut s = keeper::Session::open(family, settings.engine).map_err(|e| e.to_string())?;
+    let kernel = s.save_text(false, only).map_err(|e| e.to_string())?;
     let lines = |t: &str| -> Vec<String> {
         t.lines()
             .filter(|l| !l.starts_with('#'))

@@ -7,57 +7,50 @@
 //! socket path). Selection: `nfkeeper --direct ...` / `--daemon ...`, else
 //! $NFKEEPER_MODE (direct, daemon, auto), else auto.
 
+use crate::settings::Settings;
 use proto::client::{Client, ClientError};
 use proto::{Reply, Request};
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 /// How long the CLI polls for the daemon's reply before it blocks: about
 /// what one small command takes through the daemon (p50 ~75 µs, BENCHMARKS
 /// §4), so most replies arrive while polling.
 const SPIN: std::time::Duration = std::time::Duration::from_micros(300);
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// How the iptables personalities reach the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    Auto = 0,
-    Direct = 1,
-    Daemon = 2,
+    /// Through the daemon when one answers, else directly.
+    Auto,
+    Direct,
+    Daemon,
 }
 
-static FORCED: AtomicU8 = AtomicU8::new(u8::MAX);
-
-/// Force a mode for this process (the `--direct` / `--daemon` flags).
-pub fn force(m: Mode) {
-    FORCED.store(m as u8, Ordering::Relaxed);
-}
-
-fn mode() -> Mode {
-    match FORCED.load(Ordering::Relaxed) {
-        1 => return Mode::Direct,
-        2 => return Mode::Daemon,
-        0 => return Mode::Auto,
-        _ => {}
-    }
-    match std::env::var("NFKEEPER_MODE").as_deref() {
-        Ok("direct") => Mode::Direct,
-        Ok("daemon") => Mode::Daemon,
-        _ => Mode::Auto,
+impl Mode {
+    /// `NFKEEPER_MODE`'s values.
+    pub fn from_name(s: &str) -> Option<Mode> {
+        match s {
+            "auto" => Some(Mode::Auto),
+            "direct" => Some(Mode::Direct),
+            "daemon" => Some(Mode::Daemon),
+            _ => None,
+        }
     }
 }
 
 /// Run `req` through the daemon. `Some(exit code)` when the daemon (or the
 /// attempt to reach it in forced daemon mode) decided; `None`: use direct
 /// mode.
-pub fn run(req: &Request, prog: &str) -> Option<i32> {
-    let m = mode();
-    if m == Mode::Direct || std::env::var_os("NFKEEPER_OFFLINE_STATE").is_some() {
+pub fn run(req: &Request, prog: &str, s: &Settings, out: &mut dyn Write) -> Option<i32> {
+    let m = s.mode;
+    if m == Mode::Direct || s.offline.is_some() {
         return None;
     }
-    let path = proto::client::default_path();
+    let path = &s.socket;
     if m == Mode::Auto && !path.exists() {
         return None;
     }
-    let mut c = match Client::connect(&path) {
+    let mut c = match Client::connect(path) {
         Ok(c) => c,
         Err(_) if m == Mode::Auto => return None,
         Err(e) => {
@@ -71,8 +64,6 @@ pub fn run(req: &Request, prog: &str) -> Option<i32> {
     // A single command's reply comes within a commit or two: poll for it
     // rather than sleep (see Client::spin_for_reply).
     c.spin_for_reply(SPIN);
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let r = c.call(req, &mut |rep| match rep {
         Reply::Stdout(b) => {
             let _ = out.write_all(b);
@@ -102,12 +93,11 @@ pub fn run(req: &Request, prog: &str) -> Option<i32> {
 /// What the daemon serving this namespace prints for `req` (its stdout),
 /// for a caller that compares it: `None` when no daemon answers, `Err`
 /// when the daemon refused or failed (its message).
-pub fn capture(req: &Request) -> Option<Result<String, String>> {
-    let path = proto::client::default_path();
-    if !path.exists() {
+pub fn capture(req: &Request, s: &Settings) -> Option<Result<String, String>> {
+    if !s.socket.exists() {
         return None;
     }
-    let mut c = Client::connect(&path).ok()?;
+    let mut c = Client::connect(&s.socket).ok()?;
     let mut out = Vec::new();
     let r = c.call(req, &mut |rep| {
         if let Reply::Stdout(b) = rep {

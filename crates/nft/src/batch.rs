@@ -33,8 +33,10 @@ pub enum Placement {
 }
 
 /// One failed message: its tag (`None` for the batch-begin message, which
-/// is where the kernel reports generation mismatches and commit failures),
-/// its sequence number, the negative errno and the extended-ACK text.
+/// is where the kernel reports a generation mismatch; a failure of the
+/// commit itself, e.g. an anonymous set no rule binds, comes on the first
+/// message after it), its sequence number, the negative errno and the
+/// extended-ACK text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BatchError {
     pub tag: Option<Tag>,
@@ -270,6 +272,16 @@ impl Batch {
     pub fn tag_of(&self, seq: u32) -> Option<Tag> {
         let i = seq.wrapping_sub(self.first_seq).wrapping_sub(1) as usize;
         self.tags.get(i).copied()
+    }
+
+    /// The message with sequence `seq` (between begin and end), read back
+    /// from the batch's bytes: to describe a message the kernel refused.
+    /// O(messages before it).
+    pub fn message(&self, seq: u32) -> Option<Msg<'_>> {
+        self.tag_of(seq)?;
+        crate::netlink::Msgs::new(&self.buf)
+            .filter_map(Result::ok)
+            .find(|m| m.seq == seq)
     }
 
     /// Whether `seq` belongs to this batch (begin..=end).

@@ -8,17 +8,55 @@
 //! kept as the kernel's raw numbers (see [`meta`], [`ct`], ...) so that any
 //! ruleset, including foreign ones, round-trips; unknown kinds parse into
 //! [`Expr::Other`] with their data bytes intact.
+//!
+//! Layout: this module holds the enum and the dispatch by kind. Each kind
+//! (or small family of kinds sharing one kernel name or one attribute
+//! layout) has its module: its kernel name (`NAME`), its attributes named
+//! as the kernel's uapi names them (`NFTA_<KIND>_*`, from
+//! linux/netfilter/nf_tables.h and nf_tables_compat.h), and its `emit` and
+//! `parse` side by side. A kind's `emit` writes the attributes of the
+//! variants it owns into the already-open `NFTA_EXPR_DATA` nest (other
+//! variants write nothing: the dispatch below only hands a module its own);
+//! its `parse` reads them from that nest's attribute table.
 
-mod kinds;
+mod bitwise;
+pub mod byteorder;
+mod cmp;
+mod compat;
+mod counter;
+pub mod ct;
+pub mod exthdr;
+pub mod fib;
+mod immediate;
+mod limit;
+mod log;
+mod lookup;
+pub mod meta;
+mod nat;
+mod numgen;
 pub mod objref;
+mod payload;
+mod quota;
+mod range;
+mod reject;
+pub mod rt;
 
 use crate::data::Data;
-use crate::netlink::{Attr, Tb, Writer};
+use crate::netlink::{Attr, Attrs, Tb, Writer};
 use crate::Error;
-pub use kinds::{byteorder, exthdr, fib, rt, Byteorder, Exthdr, ExthdrSet, Fib, Rt, Shift};
+pub use bitwise::Shift;
+pub use byteorder::Byteorder;
+pub use cmp::CmpOp;
+pub use exthdr::{Exthdr, ExthdrSet};
+pub use fib::Fib;
+pub use lookup::LOOKUP_F_INV;
 pub use objref::Objref;
+pub use payload::base;
+pub use rt::Rt;
 
+/// `enum nft_list_attributes`: one element of an expression list.
 const NFTA_LIST_ELEM: u16 = 1;
+/// `enum nft_expr_attributes`.
 const NFTA_EXPR_NAME: u16 = 1;
 const NFTA_EXPR_DATA: u16 = 2;
 
@@ -32,73 +70,6 @@ pub mod reg {
     pub const R4: u32 = 4;
     /// First 4-byte register (`NFT_REG32_00`); 00..=15 are 8..=23.
     pub const R32_00: u32 = 8;
-}
-
-/// `enum nft_meta_keys` values used here.
-pub mod meta {
-    pub const LEN: u32 = 0;
-    pub const PROTOCOL: u32 = 1;
-    pub const MARK: u32 = 3;
-    pub const IIF: u32 = 4;
-    pub const OIF: u32 = 5;
-    pub const IIFNAME: u32 = 6;
-    pub const OIFNAME: u32 = 7;
-    pub const SKUID: u32 = 10;
-    pub const SKGID: u32 = 11;
-    pub const NFPROTO: u32 = 15;
-    pub const L4PROTO: u32 = 16;
-    pub const PKTTYPE: u32 = 19;
-}
-
-/// `enum nft_ct_keys` values used here.
-pub mod ct {
-    pub const STATE: u32 = 0;
-    pub const DIRECTION: u32 = 1;
-    pub const STATUS: u32 = 2;
-    pub const MARK: u32 = 3;
-    pub const EXPIRATION: u32 = 5;
-    pub const L3PROTOCOL: u32 = 7;
-    pub const SRC: u32 = 8;
-    pub const DST: u32 = 9;
-    pub const PROTOCOL: u32 = 10;
-    pub const PROTO_SRC: u32 = 11;
-    pub const PROTO_DST: u32 = 12;
-    pub const ZONE: u32 = 17;
-}
-
-/// Payload bases (`enum nft_payload_bases`).
-pub mod base {
-    pub const LL: u32 = 0;
-    pub const NETWORK: u32 = 1;
-    pub const TRANSPORT: u32 = 2;
-}
-
-/// `NFT_LOOKUP_F_INV`: match when the key is NOT in the set.
-pub const LOOKUP_F_INV: u32 = 1;
-
-/// Comparison operator of `cmp` (`enum nft_cmp_ops`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CmpOp {
-    Eq = 0,
-    Neq = 1,
-    Lt = 2,
-    Lte = 3,
-    Gt = 4,
-    Gte = 5,
-}
-
-impl CmpOp {
-    fn from_u32(v: u32) -> Result<CmpOp, Error> {
-        Ok(match v {
-            0 => CmpOp::Eq,
-            1 => CmpOp::Neq,
-            2 => CmpOp::Lt,
-            3 => CmpOp::Lte,
-            4 => CmpOp::Gt,
-            5 => CmpOp::Gte,
-            _ => return Err(Error::BadAttr(2)),
-        })
-    }
 }
 
 /// One expression. Field names follow the kernel attribute names; optional
@@ -251,6 +222,22 @@ pub enum Expr {
     Rt(Rt),
     /// `objref` of a named stateful object of the table.
     Objref(Objref),
+    /// `match` (nft_compat): the x_tables match `name` at revision `rev`
+    /// with its `struct xt_*_info` bytes as the kernel expects them
+    /// (`XT_ALIGN`ed, host byte order, layout per extension). A rule
+    /// carrying one usually needs [`crate::rule::RuleCompat`] too.
+    Match {
+        name: String,
+        rev: u32,
+        info: Vec<u8>,
+    },
+    /// `target` (nft_compat): the x_tables target `name` at revision
+    /// `rev` with its info bytes, as for [`Expr::Match`].
+    Target {
+        name: String,
+        rev: u32,
+        info: Vec<u8>,
+    },
     /// Any other kind: its name and the raw bytes of its `NFTA_EXPR_DATA`.
     Other {
         name: String,
@@ -262,29 +249,31 @@ impl Expr {
     /// The kernel's name of this kind.
     pub fn name(&self) -> &str {
         match self {
-            Expr::Immediate { .. } => "immediate",
-            Expr::Payload { .. } | Expr::PayloadSet { .. } => "payload",
-            Expr::Cmp { .. } => "cmp",
-            Expr::Range { .. } => "range",
-            Expr::Bitwise { .. } | Expr::Shift(_) => "bitwise",
-            Expr::Meta { .. } | Expr::MetaSet { .. } => "meta",
-            Expr::Ct { .. } | Expr::CtSet { .. } => "ct",
-            Expr::Lookup { .. } => "lookup",
-            Expr::Counter { .. } => "counter",
-            Expr::Log { .. } => "log",
-            Expr::Reject { .. } => "reject",
-            Expr::Nat { .. } => "nat",
-            Expr::Masq { .. } => "masq",
-            Expr::Redir { .. } => "redir",
-            Expr::Limit { .. } => "limit",
-            Expr::Numgen { .. } => "numgen",
-            Expr::Quota { .. } => "quota",
-            Expr::Notrack => "notrack",
-            Expr::Byteorder(_) => "byteorder",
-            Expr::Exthdr(_) | Expr::ExthdrSet(_) => "exthdr",
-            Expr::Fib(_) => "fib",
-            Expr::Rt(_) => "rt",
-            Expr::Objref(_) => "objref",
+            Expr::Immediate { .. } => immediate::NAME,
+            Expr::Payload { .. } | Expr::PayloadSet { .. } => payload::NAME,
+            Expr::Cmp { .. } => cmp::NAME,
+            Expr::Range { .. } => range::NAME,
+            Expr::Bitwise { .. } | Expr::Shift(_) => bitwise::NAME,
+            Expr::Meta { .. } | Expr::MetaSet { .. } => meta::NAME,
+            Expr::Ct { .. } | Expr::CtSet { .. } => ct::NAME,
+            Expr::Notrack => ct::NOTRACK,
+            Expr::Lookup { .. } => lookup::NAME,
+            Expr::Counter { .. } => counter::NAME,
+            Expr::Log { .. } => log::NAME,
+            Expr::Reject { .. } => reject::NAME,
+            Expr::Nat { .. } => nat::NAT,
+            Expr::Masq { .. } => nat::MASQ,
+            Expr::Redir { .. } => nat::REDIR,
+            Expr::Limit { .. } => limit::NAME,
+            Expr::Numgen { .. } => numgen::NAME,
+            Expr::Quota { .. } => quota::NAME,
+            Expr::Byteorder(_) => byteorder::NAME,
+            Expr::Exthdr(_) | Expr::ExthdrSet(_) => exthdr::NAME,
+            Expr::Fib(_) => fib::NAME,
+            Expr::Rt(_) => rt::NAME,
+            Expr::Objref(_) => objref::NAME,
+            Expr::Match { .. } => compat::MATCH,
+            Expr::Target { .. } => compat::TARGET,
             Expr::Other { name, .. } => name,
         }
     }
@@ -306,6 +295,7 @@ impl Expr {
             w.end_nest(n);
             return;
         }
+        // `notrack` has no attributes, and the kernel dumps no data nest.
         if let Expr::Notrack = self {
             return;
         }
@@ -314,202 +304,25 @@ impl Expr {
         w.end_nest(n);
     }
 
+    /// The kind's attributes, by the module that owns the variant.
     fn emit_data(&self, w: &mut Writer) {
         match self {
-            Expr::Immediate { dreg, data } => {
-                w.put_be32(1, *dreg);
-                data.emit(w, 2);
-            }
-            Expr::Payload {
-                dreg,
-                base,
-                offset,
-                len,
-            } => {
-                w.put_be32(1, *dreg);
-                w.put_be32(2, *base);
-                w.put_be32(3, *offset);
-                w.put_be32(4, *len);
-            }
-            Expr::PayloadSet {
-                sreg,
-                base,
-                offset,
-                len,
-                csum_type,
-                csum_offset,
-                csum_flags,
-            } => {
-                w.put_be32(2, *base);
-                w.put_be32(3, *offset);
-                w.put_be32(4, *len);
-                w.put_be32(5, *sreg);
-                w.opt_be32(6, *csum_type);
-                w.opt_be32(7, *csum_offset);
-                w.opt_be32(8, *csum_flags);
-            }
-            Expr::Cmp { sreg, op, data } => {
-                w.put_be32(1, *sreg);
-                w.put_be32(2, *op as u32);
-                Data::emit_value(w, 3, data);
-            }
-            Expr::Range {
-                sreg,
-                neq,
-                from,
-                to,
-            } => {
-                w.put_be32(1, *sreg);
-                w.put_be32(2, *neq as u32);
-                Data::emit_value(w, 3, from);
-                Data::emit_value(w, 4, to);
-            }
-            Expr::Bitwise {
-                sreg,
-                dreg,
-                len,
-                mask,
-                xor,
-            } => {
-                w.put_be32(1, *sreg);
-                w.put_be32(2, *dreg);
-                w.put_be32(3, *len);
-                Data::emit_value(w, 4, mask);
-                Data::emit_value(w, 5, xor);
-                w.put_be32(6, 0); // NFT_BITWISE_MASK_XOR
-            }
-            Expr::Meta { key, dreg } => {
-                w.put_be32(1, *dreg);
-                w.put_be32(2, *key);
-            }
-            Expr::MetaSet { key, sreg } => {
-                w.put_be32(2, *key);
-                w.put_be32(3, *sreg);
-            }
-            Expr::Ct { key, dreg, dir } => {
-                w.put_be32(1, *dreg);
-                w.put_be32(2, *key);
-                if let Some(d) = dir {
-                    w.put_u8(3, *d);
-                }
-            }
-            Expr::CtSet { key, sreg, dir } => {
-                w.put_be32(2, *key);
-                if let Some(d) = dir {
-                    w.put_u8(3, *d);
-                }
-                w.put_be32(4, *sreg);
-            }
-            Expr::Lookup {
-                set,
-                set_id,
-                sreg,
-                dreg,
-                flags,
-            } => {
-                w.put_str(1, set);
-                w.put_be32(2, *sreg);
-                w.opt_be32(3, *dreg);
-                w.opt_be32(4, *set_id);
-                w.opt_be32(5, *flags);
-            }
-            Expr::Counter { bytes, packets } => {
-                w.put_be64(1, *bytes);
-                w.put_be64(2, *packets);
-            }
-            Expr::Log {
-                group,
-                prefix,
-                snaplen,
-                qthreshold,
-                level,
-                flags,
-            } => {
-                if let Some(g) = group {
-                    w.put_be16(1, *g);
-                }
-                w.opt_str(2, prefix.as_deref());
-                w.opt_be32(3, *snaplen);
-                if let Some(q) = qthreshold {
-                    w.put_be16(4, *q);
-                }
-                w.opt_be32(5, *level);
-                w.opt_be32(6, *flags);
-            }
-            Expr::Reject { ty, code } => {
-                w.put_be32(1, *ty);
-                if let Some(c) = code {
-                    w.put_u8(2, *c);
-                }
-            }
-            Expr::Nat {
-                ty,
-                family,
-                reg_addr_min,
-                reg_addr_max,
-                reg_proto_min,
-                reg_proto_max,
-                flags,
-            } => {
-                w.put_be32(1, *ty);
-                w.put_be32(2, *family);
-                w.opt_be32(3, *reg_addr_min);
-                w.opt_be32(4, *reg_addr_max);
-                w.opt_be32(5, *reg_proto_min);
-                w.opt_be32(6, *reg_proto_max);
-                w.opt_be32(7, *flags);
-            }
-            Expr::Masq {
-                flags,
-                reg_proto_min,
-                reg_proto_max,
-            } => {
-                w.opt_be32(1, *flags);
-                w.opt_be32(2, *reg_proto_min);
-                w.opt_be32(3, *reg_proto_max);
-            }
-            Expr::Redir {
-                reg_proto_min,
-                reg_proto_max,
-                flags,
-            } => {
-                w.opt_be32(1, *reg_proto_min);
-                w.opt_be32(2, *reg_proto_max);
-                w.opt_be32(3, *flags);
-            }
-            Expr::Limit {
-                rate,
-                unit,
-                burst,
-                ty,
-                flags,
-            } => {
-                w.put_be64(1, *rate);
-                w.put_be64(2, *unit);
-                w.put_be32(3, *burst);
-                w.put_be32(4, *ty);
-                w.put_be32(5, *flags);
-            }
-            Expr::Numgen {
-                dreg,
-                modulus,
-                ty,
-                offset,
-            } => {
-                w.put_be32(1, *dreg);
-                w.put_be32(2, *modulus);
-                w.put_be32(3, *ty);
-                w.opt_be32(4, *offset);
-            }
-            Expr::Quota {
-                bytes,
-                flags,
-                consumed,
-            } => {
-                w.put_be64(1, *bytes);
-                w.put_be32(2, *flags);
-                w.opt_be64(4, *consumed);
-            }
+            Expr::Immediate { .. } => immediate::emit(self, w),
+            Expr::Payload { .. } | Expr::PayloadSet { .. } => payload::emit(self, w),
+            Expr::Cmp { .. } => cmp::emit(self, w),
+            Expr::Range { .. } => range::emit(self, w),
+            Expr::Bitwise { .. } => bitwise::emit(self, w),
+            Expr::Meta { .. } | Expr::MetaSet { .. } => meta::emit(self, w),
+            Expr::Ct { .. } | Expr::CtSet { .. } => ct::emit(self, w),
+            Expr::Lookup { .. } => lookup::emit(self, w),
+            Expr::Counter { .. } => counter::emit(self, w),
+            Expr::Log { .. } => log::emit(self, w),
+            Expr::Reject { .. } => reject::emit(self, w),
+            Expr::Nat { .. } | Expr::Masq { .. } | Expr::Redir { .. } => nat::emit(self, w),
+            Expr::Limit { .. } => limit::emit(self, w),
+            Expr::Numgen { .. } => numgen::emit(self, w),
+            Expr::Quota { .. } => quota::emit(self, w),
+            Expr::Match { .. } | Expr::Target { .. } => compat::emit(self, w),
             Expr::Byteorder(x) => x.emit(w),
             Expr::Shift(x) => x.emit(w),
             Expr::Exthdr(x) => x.emit(w),
@@ -528,157 +341,44 @@ impl Expr {
 
     /// Parses `NFTA_EXPR_NAME` + `NFTA_EXPR_DATA` from raw attribute bytes.
     pub fn parse_body(bytes: &[u8]) -> Result<Expr, Error> {
-        let tb = Tb::parse(crate::netlink::Attrs::new(bytes))?;
+        let tb = Tb::parse(Attrs::new(bytes))?;
         let name = tb.need(NFTA_EXPR_NAME)?.str()?;
         let data = tb.get(NFTA_EXPR_DATA);
         let payload = data.map(|d| d.payload).unwrap_or(&[]);
-        let t = Tb::parse(crate::netlink::Attrs::new(payload))?;
-        let value = |ty: u16| -> Result<Vec<u8>, Error> { Data::parse_value(&t.need(ty)?) };
-        Ok(match name {
-            "immediate" => Expr::Immediate {
-                dreg: t.be32(1)?,
-                data: Data::parse(&t.need(2)?)?,
-            },
-            "payload" => match t.opt_be32(1)? {
-                Some(dreg) => Expr::Payload {
-                    dreg,
-                    base: t.be32(2)?,
-                    offset: t.be32(3)?,
-                    len: t.be32(4)?,
-                },
-                None => Expr::PayloadSet {
-                    sreg: t.be32(5)?,
-                    base: t.be32(2)?,
-                    offset: t.be32(3)?,
-                    len: t.be32(4)?,
-                    csum_type: t.opt_be32(6)?,
-                    csum_offset: t.opt_be32(7)?,
-                    csum_flags: t.opt_be32(8)?,
-                },
-            },
-            "cmp" => Expr::Cmp {
-                sreg: t.be32(1)?,
-                op: CmpOp::from_u32(t.be32(2)?)?,
-                data: value(3)?,
-            },
-            "range" => Expr::Range {
-                sreg: t.be32(1)?,
-                neq: t.be32(2)? != 0,
-                from: value(3)?,
-                to: value(4)?,
-            },
-            "bitwise" if t.opt_be32(6)?.unwrap_or(0) == 0 => Expr::Bitwise {
-                sreg: t.be32(1)?,
-                dreg: t.be32(2)?,
-                len: t.be32(3)?,
-                mask: value(4)?,
-                xor: value(5)?,
-            },
-            "bitwise" if matches!(t.opt_be32(6)?, Some(1 | 2)) => {
-                Expr::Shift(Shift::parse(&t, t.be32(6)?)?)
-            }
-            "byteorder" => Expr::Byteorder(Byteorder::parse(&t)?),
-            "exthdr" => match t.opt_be32(1)? {
-                Some(dreg) => Expr::Exthdr(Exthdr::parse(&t, dreg)?),
-                None => Expr::ExthdrSet(ExthdrSet::parse(&t)?),
-            },
-            "fib" => Expr::Fib(Fib::parse(&t)?),
-            "rt" => Expr::Rt(Rt::parse(&t)?),
-            "objref" => match Objref::parse(&t)? {
-                Some(o) => Expr::Objref(o),
-                None => Expr::Other {
-                    name: name.to_string(),
-                    data: payload.to_vec(),
-                },
-            },
-            "meta" => match t.opt_be32(1)? {
-                Some(dreg) => Expr::Meta {
-                    key: t.be32(2)?,
-                    dreg,
-                },
-                None => Expr::MetaSet {
-                    key: t.be32(2)?,
-                    sreg: t.be32(3)?,
-                },
-            },
-            "ct" => match t.opt_be32(1)? {
-                Some(dreg) => Expr::Ct {
-                    key: t.be32(2)?,
-                    dreg,
-                    dir: t.opt_u8(3)?,
-                },
-                None => Expr::CtSet {
-                    key: t.be32(2)?,
-                    sreg: t.be32(4)?,
-                    dir: t.opt_u8(3)?,
-                },
-            },
-            "lookup" => Expr::Lookup {
-                set: t.string(1)?,
-                sreg: t.be32(2)?,
-                dreg: t.opt_be32(3)?,
-                set_id: t.opt_be32(4)?,
-                flags: t.opt_be32(5)?,
-            },
-            "counter" => Expr::Counter {
-                bytes: t.opt_be64(1)?.unwrap_or(0),
-                packets: t.opt_be64(2)?.unwrap_or(0),
-            },
-            "log" => Expr::Log {
-                group: t.opt_be16(1)?,
-                prefix: t.opt_string(2)?,
-                snaplen: t.opt_be32(3)?,
-                qthreshold: t.opt_be16(4)?,
-                level: t.opt_be32(5)?,
-                flags: t.opt_be32(6)?,
-            },
-            "reject" => Expr::Reject {
-                ty: t.be32(1)?,
-                code: t.opt_u8(2)?,
-            },
-            "nat" => Expr::Nat {
-                ty: t.be32(1)?,
-                family: t.be32(2)?,
-                reg_addr_min: t.opt_be32(3)?,
-                reg_addr_max: t.opt_be32(4)?,
-                reg_proto_min: t.opt_be32(5)?,
-                reg_proto_max: t.opt_be32(6)?,
-                flags: t.opt_be32(7)?,
-            },
-            "masq" => Expr::Masq {
-                flags: t.opt_be32(1)?,
-                reg_proto_min: t.opt_be32(2)?,
-                reg_proto_max: t.opt_be32(3)?,
-            },
-            "redir" => Expr::Redir {
-                reg_proto_min: t.opt_be32(1)?,
-                reg_proto_max: t.opt_be32(2)?,
-                flags: t.opt_be32(3)?,
-            },
-            "limit" => Expr::Limit {
-                rate: t.be64(1)?,
-                unit: t.be64(2)?,
-                burst: t.opt_be32(3)?.unwrap_or(0),
-                ty: t.opt_be32(4)?.unwrap_or(0),
-                flags: t.opt_be32(5)?.unwrap_or(0),
-            },
-            "numgen" => Expr::Numgen {
-                dreg: t.be32(1)?,
-                modulus: t.be32(2)?,
-                ty: t.be32(3)?,
-                offset: t.opt_be32(4)?,
-            },
-            "quota" => Expr::Quota {
-                bytes: t.be64(1)?,
-                flags: t.opt_be32(2)?.unwrap_or(0),
-                consumed: t.opt_be64(4)?,
-            },
-            "notrack" => Expr::Notrack,
-            other => Expr::Other {
-                name: other.to_string(),
-                data: payload.to_vec(),
-            },
-        })
+        let t = Tb::parse(Attrs::new(payload))?;
+        // `None`: a kind (or a form of one) without a typed variant, kept raw.
+        let typed = match name {
+            immediate::NAME => Some(immediate::parse(&t)?),
+            payload::NAME => Some(payload::parse(&t)?),
+            cmp::NAME => Some(cmp::parse(&t)?),
+            range::NAME => Some(range::parse(&t)?),
+            bitwise::NAME => bitwise::parse(&t)?,
+            byteorder::NAME => Some(Expr::Byteorder(Byteorder::parse(&t)?)),
+            exthdr::NAME => Some(exthdr::parse(&t)?),
+            fib::NAME => Some(Expr::Fib(Fib::parse(&t)?)),
+            rt::NAME => Some(Expr::Rt(Rt::parse(&t)?)),
+            objref::NAME => Objref::parse(&t)?.map(Expr::Objref),
+            meta::NAME => Some(meta::parse(&t)?),
+            ct::NAME => Some(ct::parse(&t)?),
+            ct::NOTRACK => Some(Expr::Notrack),
+            lookup::NAME => Some(lookup::parse(&t)?),
+            counter::NAME => Some(counter::parse(&t)?),
+            log::NAME => Some(log::parse(&t)?),
+            reject::NAME => Some(reject::parse(&t)?),
+            nat::NAT => Some(nat::parse_nat(&t)?),
+            nat::MASQ => Some(nat::parse_masq(&t)?),
+            nat::REDIR => Some(nat::parse_redir(&t)?),
+            limit::NAME => Some(limit::parse(&t)?),
+            numgen::NAME => Some(numgen::parse(&t)?),
+            quota::NAME => Some(quota::parse(&t)?),
+            compat::MATCH => Some(compat::parse_match(&t)?),
+            compat::TARGET => Some(compat::parse_target(&t)?),
+            _ => None,
+        };
+        Ok(typed.unwrap_or_else(|| Expr::Other {
+            name: name.to_string(),
+            data: payload.to_vec(),
+        }))
     }
 }
 

@@ -150,7 +150,11 @@ impl<'a> Writer<'a> {
         self.buf.len() - start
     }
 
-    /// Closes the nest opened at `start` (patches `nla_len`).
+    /// Closes the nest opened at `start` (patches `nla_len`) and pads to
+    /// the next 4-byte boundary, outside the nest's length as for any
+    /// attribute. A nest of attributes is aligned already; one holding raw
+    /// bytes of any length (an unknown expression's data, kept as it came)
+    /// would otherwise shift every attribute after it.
     ///
     /// Panics if the nest exceeds 65535 bytes: `nla_len` is 16 bits, and a
     /// wrapped length would make the kernel misparse the message (this is
@@ -164,6 +168,7 @@ impl<'a> Writer<'a> {
         );
         let len = len as u16;
         self.buf[start..start + 2].copy_from_slice(&len.to_ne_bytes());
+        self.pad();
     }
 }
 
@@ -498,6 +503,19 @@ mod tests {
         let inner: Vec<_> = a[1].nested().map(|a| a.unwrap()).collect();
         assert_eq!(inner[0].be32().unwrap(), 0x01020304);
         assert_eq!(inner[1].u8().unwrap(), 9);
+    }
+
+    #[test]
+    fn a_nest_of_unaligned_raw_bytes_is_padded_outside_its_length() {
+        let mut buf = Vec::new();
+        let mut w = Writer::new(&mut buf);
+        let n = w.begin_nest(1);
+        w.buf.extend_from_slice(&[9; 3]);
+        w.end_nest(n);
+        w.put_u8(2, 7);
+        assert_eq!(buf, [7, 0, 1, 0x80, 9, 9, 9, 0, 5, 0, 2, 0, 7, 0, 0, 0]);
+        let a: Vec<_> = Attrs::new(&buf).map(|a| a.unwrap()).collect();
+        assert_eq!((a[0].payload, a[1].ty), (&[9u8; 3][..], 2));
     }
 
     #[test]

@@ -8,6 +8,11 @@
 //!
 //! A `DELRULE` with table+chain+handle deletes one rule; with only
 //! table+chain it flushes the chain; with only table, the table's rules.
+//!
+//! `NFTA_RULE_COMPAT` ([`RuleCompat`]) is what nft_compat extensions
+//! ([`Expr::Match`], [`Expr::Target`]) see as the rule's layer-4 protocol
+//! (iptables' `-p`, and whether it is inverted). The kernel reads it only
+//! when it creates the rule's compat expressions and never dumps it.
 
 use crate::expr::{self, Expr};
 use crate::netlink::{Attr, Attrs, Tb, Writer};
@@ -17,11 +22,56 @@ const TABLE: u16 = 1;
 const CHAIN: u16 = 2;
 const HANDLE: u16 = 3;
 const EXPRESSIONS: u16 = 4;
+const COMPAT: u16 = 5;
 const POSITION: u16 = 6;
 const USERDATA: u16 = 7;
 const ID: u16 = 9;
 const POSITION_ID: u16 = 10;
 const CHAIN_ID: u16 = 11;
+/// `enum nft_rule_compat_attributes`, nested in `COMPAT`.
+const COMPAT_PROTO: u16 = 1;
+const COMPAT_FLAGS: u16 = 2;
+
+/// `NFT_RULE_COMPAT_F_INV`: the protocol is inverted (`! -p tcp`). The
+/// kernel refuses any other flag.
+pub const COMPAT_F_INV: u32 = 1 << 1;
+
+/// The rule's protocol as x_tables extensions check it: `proto` is the
+/// `IPPROTO_*` number (0: any), `flags` [`COMPAT_F_INV`] or 0. The kernel
+/// requires both attributes when the nest is present. An extension that
+/// declares a protocol (e.g. the `sctp` match, the `TCPMSS` target) is
+/// refused without it (EINVAL), or when it is inverted; iptables-nft sends
+/// it with every rule, its `-p` value and inversion, 0 without `-p`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RuleCompat {
+    pub proto: u32,
+    pub flags: u32,
+}
+
+impl RuleCompat {
+    /// `proto`, inverted if `inv` (iptables' `! -p proto`).
+    pub fn new(proto: u32, inv: bool) -> RuleCompat {
+        RuleCompat {
+            proto,
+            flags: if inv { COMPAT_F_INV } else { 0 },
+        }
+    }
+
+    fn emit(&self, w: &mut Writer) {
+        let n = w.begin_nest(COMPAT);
+        w.put_be32(COMPAT_PROTO, self.proto);
+        w.put_be32(COMPAT_FLAGS, self.flags);
+        w.end_nest(n);
+    }
+
+    fn parse(a: &Attr) -> Result<RuleCompat, Error> {
+        let t = Tb::parse(a.nested())?;
+        Ok(RuleCompat {
+            proto: t.be32(COMPAT_PROTO)?,
+            flags: t.be32(COMPAT_FLAGS)?,
+        })
+    }
+}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rule {
@@ -33,6 +83,9 @@ pub struct Rule {
     /// Handle of the reference rule for insert-before/after.
     pub position: Option<u64>,
     pub exprs: Vec<Expr>,
+    /// `NFTA_RULE_COMPAT`, for rules with x_tables extensions (sent only;
+    /// the kernel does not dump it).
+    pub compat: Option<RuleCompat>,
     /// Opaque user data (nfkeeper: canonical rule text and stable id).
     pub userdata: Option<Vec<u8>>,
     /// Batch-local id (so a later rule in the batch can be placed by it).
@@ -84,6 +137,9 @@ impl Object for Rule {
         if !self.exprs.is_empty() {
             expr::emit_list(w, EXPRESSIONS, &self.exprs);
         }
+        if let Some(c) = &self.compat {
+            c.emit(w);
+        }
         w.opt_be64(POSITION, self.position);
         w.opt_bytes(USERDATA, self.userdata.as_deref());
         w.opt_be32(ID, self.id);
@@ -103,6 +159,7 @@ impl Object for Rule {
                 Some(a) => expr::parse_list(&a)?,
                 None => Vec::new(),
             },
+            compat: t.get(COMPAT).as_ref().map(RuleCompat::parse).transpose()?,
             userdata: t.opt_bytes(USERDATA),
             id: t.opt_be32(ID)?,
             position_id: t.opt_be32(POSITION_ID)?,

@@ -8,73 +8,17 @@ use nft::expr::{
     base, byteorder, ct, exthdr, fib, meta, reg, rt, Byteorder, CmpOp, Exthdr, ExthdrSet, Fib,
     Objref, Rt, Shift,
 };
-use nft::netlink::{Attrs, Msgs, Writer, NLA_F_NESTED};
+use nft::netlink::{Attrs, Msgs, Writer};
 use nft::{
     Batch, Chain, Data, Expr, Family, Gen, Object, Rule, RuleRef, Set, SetElem, SetElems, Table,
     Verdict,
 };
 
+mod common;
+
+use common::golden::{golden, one};
+
 const F: Family = Family::Ipv4;
-
-/// Renders netlink messages as rows: the header fields, then one row per
-/// attribute (`len type[N] payload-hex`), nests indented. Parses the bytes
-/// positionally, independently of the crate's parser.
-fn render(bytes: &[u8]) -> String {
-    fn attrs(out: &mut String, b: &[u8], depth: usize) {
-        let mut i = 0;
-        while i + 4 <= b.len() {
-            let len = u16::from_ne_bytes([b[i], b[i + 1]]) as usize;
-            let ty = u16::from_ne_bytes([b[i + 2], b[i + 3]]);
-            let body = &b[i + 4..i + len];
-            let pad = "  ".repeat(depth);
-            if ty & NLA_F_NESTED != 0 {
-                out.push_str(&format!("{pad}{len:3} nest {}\n", ty & 0x3fff));
-                attrs(out, body, depth + 1);
-            } else {
-                let hex: Vec<String> = body.iter().map(|x| format!("{x:02x}")).collect();
-                out.push_str(&format!("{pad}{len:3} {:4} {}\n", ty, hex.join(" ")));
-            }
-            i += (len + 3) & !3;
-        }
-    }
-    let mut out = String::new();
-    let mut i = 0;
-    while i + 20 <= bytes.len() {
-        let len = u32::from_ne_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
-        let ty = u16::from_ne_bytes([bytes[i + 4], bytes[i + 5]]);
-        let flags = u16::from_ne_bytes([bytes[i + 6], bytes[i + 7]]);
-        let seq = u32::from_ne_bytes(bytes[i + 8..i + 12].try_into().unwrap());
-        let g = &bytes[i + 16..i + 20];
-        out.push_str(&format!(
-            "msg len={len} type={ty:#06x} flags={flags:#06x} seq={seq} family={} res_id={:02x}{:02x}\n",
-            g[0], g[2], g[3]
-        ));
-        attrs(&mut out, &bytes[i + 20..i + len], 1);
-        i += len;
-    }
-    out
-}
-
-/// Emits `obj` as a single message (type `NEW*`, flags REQUEST|CREATE, seq 1).
-fn one<O: Object>(obj: &O) -> Vec<u8> {
-    let mut b = Batch::new(0, None);
-    b.add(obj, 0);
-    let bytes = b.finish();
-    let first = u32::from_ne_bytes(bytes[0..4].try_into().unwrap()) as usize;
-    let len = u32::from_ne_bytes(bytes[first..first + 4].try_into().unwrap()) as usize;
-    bytes[first..first + len].to_vec()
-}
-
-fn golden(got: &[u8], want: &str) {
-    let got = render(got);
-    let want: String = want
-        .lines()
-        .map(str::trim_start)
-        .filter(|l| !l.is_empty())
-        .map(|l| format!("{}\n", l.strip_prefix('|').unwrap_or(l)))
-        .collect();
-    assert_eq!(got, want, "\n--- got ---\n{got}--- want ---\n{want}");
-}
 
 #[test]
 fn golden_table() {
@@ -417,6 +361,16 @@ fn all_exprs() -> Vec<Expr> {
             ty: obj_type::CT_HELPER,
             name: "ftp-21".into(),
         }),
+        Expr::Match {
+            name: "recent".into(),
+            rev: 1,
+            info: vec![7; 16],
+        },
+        Expr::Target {
+            name: "CHECKSUM".into(),
+            rev: 0,
+            info: vec![1, 0, 0, 0, 0, 0, 0, 0],
+        },
         Expr::Other {
             name: "xt".into(),
             data: vec![8, 0, 1, 0, 0, 0, 0, 1],
@@ -481,6 +435,7 @@ fn round_trips() {
         id: Some(1),
         position_id: Some(2),
         chain_id: Some(3),
+        compat: Some(nft::RuleCompat::new(6, true)),
         ..Rule::new(Family::Ipv6, "t", "c", all_exprs())
     };
     round_trip(&r);

@@ -14,7 +14,6 @@ use crate::{
 };
 use std::fmt;
 use std::io::{self, ErrorKind};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -29,6 +28,12 @@ pub fn default_path() -> PathBuf {
     if let Some(p) = std::env::var_os("NFKEEPER_SOCKET") {
         return PathBuf::from(p);
     }
+    namespace_path()
+}
+
+/// `/run/nfkeeper/net-<inode>.sock` for the caller's network namespace
+/// (see [`default_path`]), whatever the environment says.
+pub fn namespace_path() -> PathBuf {
     match std::fs::metadata("/proc/self/ns/net") {
         Ok(m) => PathBuf::from(format!("/run/nfkeeper/net-{}.sock", m.ino())),
         Err(_) => PathBuf::from("/run/nfkeeper/net-unknown.sock"),
@@ -122,26 +127,12 @@ fn closed(k: ErrorKind) -> bool {
 /// default action.
 fn send_all(s: &UnixStream, mut b: &[u8]) -> io::Result<()> {
     while !b.is_empty() {
-        // SAFETY: the pointer and length describe the live slice `b`.
-        let n = unsafe {
-            libc::send(
-                s.as_raw_fd(),
-                b.as_ptr().cast(),
-                b.len(),
-                libc::MSG_NOSIGNAL,
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+        match rustix::net::send(s, b, rustix::net::SendFlags::NOSIGNAL) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => b = &b[n..],
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
         }
-        if n == 0 {
-            return Err(ErrorKind::WriteZero.into());
-        }
-        b = &b[n as usize..];
     }
     Ok(())
 }
@@ -184,14 +175,14 @@ impl Client {
             return;
         }
         let t0 = std::time::Instant::now();
-        let mut p = libc::pollfd {
-            fd: self.s.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
         };
         while t0.elapsed() < self.spin {
-            // SAFETY: one pollfd on a descriptor we own; timeout 0.
-            if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
+            let mut p = [PollFd::new(&self.s, PollFlags::IN)];
+            if poll(&mut p, Some(&zero)) != Ok(0) {
                 return;
             }
             std::hint::spin_loop();

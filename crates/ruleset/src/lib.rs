@@ -18,6 +18,7 @@
 //! - rule by stable id: O(1) expected.
 
 mod error;
+pub mod names;
 mod seqtree;
 mod table;
 mod types;

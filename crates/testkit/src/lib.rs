@@ -9,19 +9,18 @@
 /// why) when not root or when the namespace cannot be made — then `f` never
 /// runs. Panics (aborting the test) if the namespace did not change.
 pub fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         eprintln!("SKIP: kernel test needs root");
         return None;
     }
     std::thread::spawn(move || {
         let before = std::fs::read_link("/proc/thread-self/ns/net").ok();
-        // SAFETY: unshare only changes this thread's namespaces.
-        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-            eprintln!(
-                "SKIP: unshare(CLONE_NEWNET): {}",
-                std::io::Error::last_os_error()
-            );
+        // SAFETY: only the network namespace is unshared (not the file
+        // table), and only for this thread.
+        if let Err(e) =
+            unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNET) }
+        {
+            eprintln!("SKIP: unshare(CLONE_NEWNET): {e}");
             return None;
         }
         let after = std::fs::read_link("/proc/thread-self/ns/net").ok();
@@ -38,8 +37,7 @@ pub fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Op
 /// Whether this process may make network namespaces (root), for tests that
 /// use `ip netns` instead of [`in_netns`].
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 #[cfg(test)]

@@ -397,5 +397,11 @@ fn lower_target(t: &TargetExt, cx: &mut Cx) -> Result<()> {
         TargetExt::Notrack(x) => l::notrack::lower(x, cx),
         TargetExt::Tcpmss(x) => l::tcpmss::lower(x, cx),
         TargetExt::Checksum(x) => l::checksum::lower(x, cx),
+        // The targets nfkeeper runs only through nft_compat (crate::compat),
+        // which the lowering does not use yet.
+        other => Err(LowerError::not_native(
+            other.name(),
+            "it runs through nft_compat, which is not wired into the lowering yet",
+        )),
     }
 }

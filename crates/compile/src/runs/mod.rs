@@ -31,7 +31,7 @@ mod key;
 pub use key::KeyKind;
 
 /// Tuning of run detection.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOpts {
     /// Shortest run worth a set lookup; shorter ones stay plain rules.
     pub min_len: usize,

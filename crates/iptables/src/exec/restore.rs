@@ -90,20 +90,33 @@ enum Work {
 /// messages. Every change of a restore goes through `apply`, including the
 /// chain lines (as `-P`, `-F chain` or `-N` commands).
 pub trait Apply {
-    /// `*table` without `--noflush`: the table starts empty. Called before
-    /// any line of that section.
-    fn fresh_table(&mut self, _kind: TableKind) -> Result<(), Error> {
+    /// `*table` without `--noflush` at input line `line`: the table starts
+    /// empty. Called before any line of that section.
+    fn fresh_table(&mut self, _kind: TableKind, _line: usize) -> Result<(), Error> {
         Ok(())
     }
-    /// Apply one command to the model table `t` (and wherever else).
-    fn apply(&mut self, kind: TableKind, t: &mut Table<Rule>, p: Parsed) -> Result<(), Error>;
+    /// Apply one command of input line `line` to the model table `t` (and
+    /// wherever else).
+    fn apply(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        line: usize,
+    ) -> Result<(), Error>;
 }
 
 /// Restore into the model only.
 pub struct ModelOnly;
 
 impl Apply for ModelOnly {
-    fn apply(&mut self, _kind: TableKind, t: &mut Table<Rule>, p: Parsed) -> Result<(), Error> {
+    fn apply(
+        &mut self,
+        _kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        _line: usize,
+    ) -> Result<(), Error> {
         execute_owned(t, p, &mut String::new())
     }
 }
@@ -124,6 +137,52 @@ pub fn restore_with(
     o: &RestoreOpts,
     ap: &mut dyn Apply,
 ) -> Result<RestoreStats, RestoreError> {
+    let (stats, rev) = restore_open(rs, input, o, ap)?;
+    rev.keep(rs);
+    Ok(stats)
+}
+
+/// How to undo or keep a restore applied by [`restore_open`]: the tables
+/// it replaced, and the tables whose model transactions it left open.
+#[derive(Default)]
+#[must_use = "a restore's model change must be kept or undone"]
+pub struct Reverse {
+    replaced: Vec<Table<Rule>>,
+    open: Vec<(Family, TableKind)>,
+}
+
+impl Reverse {
+    /// Keep the change (commit the open transactions). O(tables).
+    pub fn keep(self, rs: &mut Ruleset<Rule>) {
+        for (f, k) in self.open {
+            rs.table_mut(f, k).commit();
+        }
+    }
+
+    /// Undo the change: the open transactions are rolled back and the
+    /// replaced tables put back. O(changes of the open transactions).
+    pub fn undo(self, rs: &mut Ruleset<Rule>) {
+        for (f, k) in self.open {
+            rs.table_mut(f, k).rollback();
+        }
+        for t in self.replaced {
+            rs.replace_table(t);
+        }
+    }
+}
+
+/// [`restore_with`] whose model change can still be undone: on success the
+/// model holds the new state, and the returned [`Reverse`] either keeps it
+/// or puts the old one back (for a caller that commits the same change to
+/// the kernel and keeps the model only if the kernel took it). With
+/// `--test` nothing changes and the [`Reverse`] is empty. On error nothing
+/// changes.
+pub fn restore_open(
+    rs: &mut Ruleset<Rule>,
+    input: &str,
+    o: &RestoreOpts,
+    ap: &mut dyn Apply,
+) -> Result<(RestoreStats, Reverse), RestoreError> {
     // Upper bound of the rules to come, so fresh tables grow once: counting
     // newlines is a vectorised pass, far cheaper than repeated rehashing.
     let lines = input.as_bytes().iter().filter(|&&b| b == b'\n').count() + 1;
@@ -138,12 +197,12 @@ pub fn restore_with(
     let res = r.run(input);
     match res {
         Ok(()) if !o.test => {
-            r.commit();
-            Ok(r.stats)
+            let rev = r.commit();
+            Ok((std::mem::take(&mut r.stats), rev))
         }
         Ok(()) => {
             r.abort();
-            Ok(r.stats)
+            Ok((std::mem::take(&mut r.stats), Reverse::default()))
         }
         Err(e) => {
             r.abort();
@@ -208,15 +267,17 @@ impl<'r> Restorer<'r> {
         }
     }
 
-    fn commit(&mut self) {
+    /// Swap the fresh tables in; live tables keep their transactions open
+    /// for the [`Reverse`].
+    fn commit(&mut self) -> Reverse {
+        let mut rev = Reverse::default();
         for (kind, w) in std::mem::take(&mut self.work) {
             match w {
-                Work::Fresh(t) => {
-                    self.rs.replace_table(*t);
-                }
-                Work::Live => self.rs.table_mut(self.o.family, kind).commit(),
+                Work::Fresh(t) => rev.replaced.push(self.rs.replace_table(*t)),
+                Work::Live => rev.open.push((self.o.family, kind)),
             }
         }
+        rev
     }
 
     fn abort(&mut self) {
@@ -237,6 +298,8 @@ impl<'r> Restorer<'r> {
             lineno += 1;
             let line = raw.strip_suffix('\n').unwrap_or(raw);
             let line = line.strip_suffix('\r').unwrap_or(line);
+            // iptables reads lines as C strings: a NUL byte ends the line.
+            let line = line.split('\0').next().unwrap_or_default();
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -277,7 +340,9 @@ impl<'r> Restorer<'r> {
                 self.stats.tables += 1;
                 if !self.o.noflush {
                     self.start_fresh(kind);
-                    self.ap.fresh_table(kind).map_err(|e| err(lineno, e))?;
+                    self.ap
+                        .fresh_table(kind, lineno)
+                        .map_err(|e| err(lineno, e))?;
                 } else {
                     self.table_mut(kind);
                 }
@@ -378,7 +443,9 @@ impl<'r> Restorer<'r> {
             warnings: Vec::new(),
         };
         let t = table_in(self.rs, &mut self.work, self.o.family, kind);
-        self.ap.apply(kind, t, p).map_err(|e| err(lineno, e))
+        self.ap
+            .apply(kind, t, p, lineno)
+            .map_err(|e| err(lineno, e))
     }
 
     fn rule_line<'a>(
@@ -434,6 +501,7 @@ impl<'r> Restorer<'r> {
             // The buffer is reused across lines: no allocation per line.
             words.clear();
             words.extend(body.split_ascii_whitespace());
+            crate::parse::restore::check_words(words).map_err(|e| err(lineno, e))?;
             words
         };
         let po = ParseOpts {
@@ -458,7 +526,9 @@ impl<'r> Restorer<'r> {
         }
         self.stats.rules += parsed.rules.len();
         let t = table_in(self.rs, &mut self.work, self.o.family, kind);
-        self.ap.apply(kind, t, parsed).map_err(|e| err(lineno, e))
+        self.ap
+            .apply(kind, t, parsed, lineno)
+            .map_err(|e| err(lineno, e))
     }
 }
 

@@ -81,6 +81,7 @@ pub(super) struct State<'a> {
     pub(super) goto: bool,
     pub(super) counters: Option<Counters>,
     pub(super) verbose: u32,
+    pub(super) wait: Option<Option<u32>>,
     pub(super) help: bool,
     pub(super) version: bool,
     pub(super) warnings: Vec<String>,
@@ -113,6 +114,7 @@ pub fn parse(words: &[&str], o: ParseOpts) -> Result<Parsed> {
         goto: false,
         counters: None,
         verbose: 0,
+        wait: None,
         help: false,
         version: false,
         warnings: Vec::new(),
@@ -680,11 +682,13 @@ impl<'a> State<'a> {
                     return Err(Error::param("You cannot use `-w' from iptables-restore"));
                 }
                 let w = value.or_else(|| cur.next_plain());
-                if let Some(w) = w {
-                    if parse_c_int(w).is_none() {
-                        return Err(Error::param("wait seconds not numeric"));
-                    }
-                }
+                self.wait = Some(match w {
+                    Some(w) => match parse_c_int(w) {
+                        Some(n) => Some(u32::try_from(n).unwrap_or(0)),
+                        None => return Err(Error::param("wait seconds not numeric")),
+                    },
+                    None => None,
+                });
             }
             Main::WaitInterval => {
                 if self.o.restore {

@@ -23,6 +23,7 @@ impl State<'_> {
             verbose: self.verbose > 0,
             exact: self.options & O_EXACT != 0,
             line_numbers: self.options & O_LINENUM != 0,
+            wait: self.wait,
         };
         if self.help {
             return Ok(Parsed {

@@ -3,6 +3,7 @@
 
 pub mod argv;
 mod build;
+pub mod getopt;
 pub mod help;
 mod options;
 pub mod restore;
@@ -12,13 +13,17 @@ pub use argv::{parse, ParseOpts};
 use crate::rule::Rule;
 use ruleset::{Counters, Policy, TableKind};
 
-/// `-n -v -x --line-numbers`.
+/// `-n -v -x --line-numbers`, and `-w`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ListFlags {
     pub numeric: bool,
     pub verbose: bool,
     pub exact: bool,
     pub line_numbers: bool,
+    /// `-w [SECONDS]`: how long to wait for a busy ruleset (iptables waits
+    /// for the xtables lock; nfkeeper retries a transaction the ruleset
+    /// changed under). `Some(None)`: `-w` without seconds, no limit.
+    pub wait: Option<Option<u32>>,
 }
 
 /// One iptables command. Chain names are as given; rule numbers are 1-based.

@@ -27,13 +27,27 @@ pub mod obj_type {
     pub const CT_TIMEOUT: u32 = 7;
 }
 
-const TABLE: u16 = 1;
-const NAME: u16 = 2;
-const TYPE: u16 = 3;
-const DATA: u16 = 4;
-const USE: u16 = 5;
-const HANDLE: u16 = 6;
-const USERDATA: u16 = 8;
+/// `enum nft_object_attributes` (`NFTA_OBJ_PAD` 7 only aligns u64s).
+pub(crate) const NFTA_OBJ_TABLE: u16 = 1;
+pub(crate) const NFTA_OBJ_NAME: u16 = 2;
+pub(crate) const NFTA_OBJ_TYPE: u16 = 3;
+pub(crate) const NFTA_OBJ_DATA: u16 = 4;
+pub(crate) const NFTA_OBJ_USE: u16 = 5;
+pub(crate) const NFTA_OBJ_HANDLE: u16 = 6;
+pub(crate) const NFTA_OBJ_USERDATA: u16 = 8;
+
+/// `enum nft_ct_helper_attributes`.
+pub(crate) const NFTA_CT_HELPER_NAME: u16 = 1;
+/// Big-endian u16.
+pub(crate) const NFTA_CT_HELPER_L3PROTO: u16 = 2;
+/// u8.
+pub(crate) const NFTA_CT_HELPER_L4PROTO: u16 = 3;
+
+/// `enum nft_ct_timeout_timeout_attributes`.
+pub(crate) const NFTA_CT_TIMEOUT_L3PROTO: u16 = 1;
+pub(crate) const NFTA_CT_TIMEOUT_L4PROTO: u16 = 2;
+/// Nest of `CTA_TIMEOUT_<PROTO>_<STATE>` big-endian u32 seconds.
+pub(crate) const NFTA_CT_TIMEOUT_DATA: u16 = 3;
 
 /// The data of a stateful object, by type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -74,20 +88,20 @@ impl ObjData {
                 l3proto,
                 l4proto,
             } => {
-                w.put_str(1, name);
+                w.put_str(NFTA_CT_HELPER_NAME, name);
                 if let Some(l3) = l3proto {
-                    w.put_be16(2, *l3);
+                    w.put_be16(NFTA_CT_HELPER_L3PROTO, *l3);
                 }
-                w.put_u8(3, *l4proto);
+                w.put_u8(NFTA_CT_HELPER_L4PROTO, *l4proto);
             }
             ObjData::CtTimeout {
                 l3proto,
                 l4proto,
                 policy,
             } => {
-                w.put_be16(1, *l3proto);
-                w.put_u8(2, *l4proto);
-                let n = w.begin_nest(3);
+                w.put_be16(NFTA_CT_TIMEOUT_L3PROTO, *l3proto);
+                w.put_u8(NFTA_CT_TIMEOUT_L4PROTO, *l4proto);
+                let n = w.begin_nest(NFTA_CT_TIMEOUT_DATA);
                 for (ty, secs) in policy {
                     w.put_be32(*ty, *secs);
                 }
@@ -101,21 +115,21 @@ impl ObjData {
         let t = Tb::parse(Attrs::new(data))?;
         Ok(match ty {
             obj_type::CT_HELPER => ObjData::CtHelper {
-                name: t.string(1)?,
-                l3proto: t.opt_be16(2)?,
-                l4proto: t.need(3)?.u8()?,
+                name: t.string(NFTA_CT_HELPER_NAME)?,
+                l3proto: t.opt_be16(NFTA_CT_HELPER_L3PROTO)?,
+                l4proto: t.need(NFTA_CT_HELPER_L4PROTO)?.u8()?,
             },
             obj_type::CT_TIMEOUT => {
                 let mut policy = Vec::new();
-                if let Some(p) = t.get(3) {
+                if let Some(p) = t.get(NFTA_CT_TIMEOUT_DATA) {
                     for a in p.nested() {
                         let a = a?;
                         policy.push((a.ty, a.be32()?));
                     }
                 }
                 ObjData::CtTimeout {
-                    l3proto: t.need(1)?.be16()?,
-                    l4proto: t.need(2)?.u8()?,
+                    l3proto: t.need(NFTA_CT_TIMEOUT_L3PROTO)?.be16()?,
+                    l4proto: t.need(NFTA_CT_TIMEOUT_L4PROTO)?.u8()?,
                     policy,
                 }
             }
@@ -166,33 +180,41 @@ impl Object for Obj {
     }
 
     fn emit(&self, w: &mut Writer) {
-        w.put_str(TABLE, &self.table);
+        w.put_str(NFTA_OBJ_TABLE, &self.table);
         if !self.name.is_empty() {
-            w.put_str(NAME, &self.name);
+            w.put_str(NFTA_OBJ_NAME, &self.name);
         }
-        w.put_be32(TYPE, self.data.ty());
-        let n = w.begin_nest(DATA);
+        w.put_be32(NFTA_OBJ_TYPE, self.data.ty());
+        let n = w.begin_nest(NFTA_OBJ_DATA);
         self.data.emit(w);
         w.end_nest(n);
-        w.opt_be64(HANDLE, self.handle);
-        w.opt_bytes(USERDATA, self.userdata.as_deref());
+        w.opt_be64(NFTA_OBJ_HANDLE, self.handle);
+        w.opt_bytes(NFTA_OBJ_USERDATA, self.userdata.as_deref());
     }
 
     fn parse(family: Family, attrs: Attrs) -> Result<Obj, Error> {
         let t = Tb::parse(attrs)?;
-        let ty = t.be32(TYPE)?;
-        let data = t.get(DATA).map(|a| a.payload).unwrap_or(&[]);
+        let ty = t.be32(NFTA_OBJ_TYPE)?;
+        let data = t.get(NFTA_OBJ_DATA).map(|a| a.payload).unwrap_or(&[]);
         Ok(Obj {
             family,
-            table: t.string(TABLE)?,
-            name: t.opt_string(NAME)?.unwrap_or_default(),
+            table: t.string(NFTA_OBJ_TABLE)?,
+            name: t.opt_string(NFTA_OBJ_NAME)?.unwrap_or_default(),
             data: ObjData::parse(ty, data)?,
-            handle: t.opt_be64(HANDLE)?,
-            userdata: t.opt_bytes(USERDATA),
-            use_count: t.opt_be32(USE)?,
+            handle: t.opt_be64(NFTA_OBJ_HANDLE)?,
+            userdata: t.opt_bytes(NFTA_OBJ_USERDATA),
+            use_count: t.opt_be32(NFTA_OBJ_USE)?,
         })
     }
 }
+
+/// The `objref` expression's kernel name.
+pub(super) const NAME: &str = "objref";
+
+/// `enum nft_objref_attributes` (the set form's `NFTA_OBJREF_SET_*`
+/// stay raw in [`super::Expr::Other`]).
+pub(crate) const NFTA_OBJREF_IMM_TYPE: u16 = 1;
+pub(crate) const NFTA_OBJREF_IMM_NAME: u16 = 2;
 
 /// `objref` by name: attach the object `name` of type `ty`
 /// (`NFT_OBJECT_*`) of the rule's table to the packet (a ct helper or
@@ -205,18 +227,18 @@ pub struct Objref {
 
 impl Objref {
     pub(super) fn emit(&self, w: &mut Writer) {
-        w.put_be32(1, self.ty);
-        w.put_str(2, &self.name);
+        w.put_be32(NFTA_OBJREF_IMM_TYPE, self.ty);
+        w.put_str(NFTA_OBJREF_IMM_NAME, &self.name);
     }
     /// `None` for the set form (object chosen by a map lookup), which stays
     /// an [`super::Expr::Other`].
     pub(super) fn parse(t: &Tb) -> Result<Option<Self>, Error> {
-        let Some(ty) = t.opt_be32(1)? else {
+        let Some(ty) = t.opt_be32(NFTA_OBJREF_IMM_TYPE)? else {
             return Ok(None);
         };
         Ok(Some(Objref {
             ty,
-            name: t.string(2)?,
+            name: t.string(NFTA_OBJREF_IMM_NAME)?,
         }))
     }
 }

@@ -1,6 +1,8 @@
 //! Test helpers: a private network namespace per kernel test, and a
 //! readable hex renderer for byte goldens.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
+
+pub mod golden;
 
 pub use testkit::in_netns;
 

@@ -51,6 +51,12 @@ fn name_of(text: &str, id: u32) -> Option<&str> {
     entries(text).find(|e| e.1 == id).map(|e| e.0)
 }
 
+/// The id of user (or, with `group`, group) `name` from /etc/passwd or
+/// /etc/group, as the owner match resolves names.
+pub fn lookup_id(group: bool, name: &str) -> Option<u32> {
+    id_of(&db(group), name)
+}
+
 fn db(group: bool) -> String {
     let path = if group { "/etc/group" } else { "/etc/passwd" };
     std::fs::read_to_string(path).unwrap_or_default()

@@ -1,0 +1,329 @@
+//! One function per iptables command: apply it to the model, then mirror
+//! what it changed into the batch.
+
+use super::emit::ids;
+use super::{chains_of, Created, Loc, Planner};
+use compile::layout;
+use iptables::exec::execute_owned;
+use iptables::parse::Parsed;
+use iptables::{Error, Rule};
+use nft::batch::Placement;
+use nft::Chain;
+use ruleset::{Counters, RuleId, Table, TableKind};
+
+impl Planner<'_> {
+    /// `-A`: plain rules, or (runs compiled, the chain's end known) run
+    /// elements and new runs (see [`super::runs`]).
+    pub(crate) fn append(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        chain: &str,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let key = (self.family, kind, chain.to_string());
+        let runs = !self.opts.plain_appends
+            && self.opts.compile.is_some()
+            && (self.p.tails.contains_key(&key) || self.opts.whole_model);
+        if runs && !self.p.tails.contains_key(&key) {
+            let tail = self.tail_from_model(kind, t, chain);
+            self.p.tails.insert(key, tail);
+        }
+        let before = t.chain(chain).map(|c| c.len).unwrap_or(0);
+        execute_owned(t, p, out)?;
+        let after = t.chain(chain).map(|c| c.len).unwrap_or(0);
+        // By position, O(log n) each: walking the chain to skip the old
+        // rules made a restore of one long chain O(n²).
+        let added: Vec<(RuleId, Rule, Counters)> = (before + 1..=after)
+            .filter_map(|pos| t.rule_at(chain, pos).ok())
+            .map(|r| (r.id, r.body.clone(), r.counters))
+            .collect();
+        for (id, r, c) in added {
+            if !runs {
+                self.new_rule(kind, chain, id, &r, c, Placement::Append, None)?;
+                continue;
+            }
+            // An identical rule before it: the run may hold its key.
+            let twin = self.opts.whole_model
+                && t.find_spec(chain, &r)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|(_, first)| first != id);
+            self.append_to_tail(kind, chain, (id, r, c), twin)?;
+        }
+        Ok(())
+    }
+
+    /// `-I CHAIN N`: the new rules go, in model order, before the rule that
+    /// was at N; in front of a run's first member before the run's rule; in
+    /// front of another member the run becomes plain rules first.
+    pub(crate) fn insert(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        chain: &str,
+        n: usize,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let k = p.rules.len();
+        let anchor = t.rule_at(chain, n).ok().map(|r| r.id);
+        let mut in_front = None;
+        if let Some(ri) = anchor.and_then(|a| self.view.run_of(kind, a)) {
+            match self.front_of_run(t, chain, n, ri) {
+                Some(l) => in_front = Some(l),
+                None => self.explode(kind, t, ri, None)?,
+            }
+        }
+        execute_owned(t, p, out)?;
+        let anchor_loc = in_front.or_else(|| anchor.and_then(|a| self.view.loc(kind, a)));
+        // With no rule at N: at the kernel chain's head when N is 1 (its
+        // rules may not have been read), else at its end.
+        let mut prev: Option<Loc> = None;
+        for pos in n..n + k {
+            let (id, body, c) = t
+                .rule_at(chain, pos)
+                .map(|r| (r.id, r.body.clone(), r.counters))
+                .map_err(|e| Error::other(e.to_string()))?;
+            let (placement, at) = match (anchor_loc, prev) {
+                (Some(a), _) => (Placement::Insert, Some(a)),
+                (None, Some(p)) => (Placement::Append, Some(p)),
+                (None, None) if n == 1 => (Placement::Insert, None),
+                (None, None) => (Placement::Append, None),
+            };
+            self.new_rule(kind, chain, id, &body, c, placement, at)?;
+            prev = self.view.loc(kind, id);
+        }
+        Ok(())
+    }
+
+    /// `-R CHAIN N`: the kernel rule replaced by handle; a run member's
+    /// replacement is a plain rule in its place (the run becomes plain
+    /// rules around it).
+    pub(crate) fn replace(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        chain: &str,
+        n: usize,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let old = t.rule_at(chain, n).ok().map(|r| r.id);
+        let old_run = old.and_then(|o| self.view.run_of(kind, o));
+        execute_owned(t, p, out)?;
+        let (id, body, c) = t
+            .rule_at(chain, n)
+            .map(|r| (r.id, r.body.clone(), r.counters))
+            .map_err(|e| Error::other(e.to_string()))?;
+        let at = old.and_then(|o| self.view.loc(kind, o));
+        if let Some(o) = old {
+            self.view.members.remove(&(kind, o));
+            if o != id {
+                self.forget_rule(kind, o);
+            } else {
+                self.drop_overflow(kind, o);
+            }
+        }
+        if let Some(ri) = old_run {
+            return self.explode(kind, t, ri, Some(id));
+        }
+        self.new_rule(kind, chain, id, &body, c, Placement::Replace, at)
+    }
+
+    /// `-D CHAIN RULE...`: each rule by spec; a run member is one element
+    /// delete.
+    pub(crate) fn delete(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        chain: &str,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        for r in p.rules.clone() {
+            let id = t.find_spec(chain, &r).ok().flatten().map(|x| x.1);
+            let one = Parsed {
+                rules: vec![r],
+                ..p.clone()
+            };
+            execute_owned(t, one.clone(), out)?;
+            let member = id.is_some_and(|i| self.del_member(kind, i, &one.rules[0]));
+            if !member {
+                self.del_rule(kind, chain, id);
+            }
+        }
+        Ok(())
+    }
+
+    /// `-D CHAIN N`.
+    pub(crate) fn delete_num(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        chain: &str,
+        n: usize,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let at = t.rule_at(chain, n).ok();
+        let id = at.as_ref().map(|r| r.id);
+        let member = at
+            .filter(|r| self.view.run_of(kind, r.id).is_some())
+            .map(|r| (r.id, r.body.clone()));
+        execute_owned(t, p, out)?;
+        match member {
+            Some((i, body)) => {
+                self.del_member(kind, i, &body);
+            }
+            None => self.del_rule(kind, chain, id),
+        }
+        Ok(())
+    }
+
+    /// `-F [CHAIN]`: one rule delete naming the chain (or, for every chain,
+    /// none: one message for the whole table, where one per chain cost
+    /// O(chains) messages to build, send and parse); the flushed chains'
+    /// run sets go too.
+    pub(crate) fn flush(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        chain: Option<String>,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let chains = chains_of(t, chain.as_deref());
+        let gone: Vec<RuleId> = chains.iter().flat_map(|c| ids(t, c)).collect();
+        execute_owned(t, p, out)?;
+        for id in gone {
+            self.forget_rule(kind, id);
+        }
+        self.flush_chain(kind, chain.as_deref().unwrap_or(""));
+        self.drop_runs_in(kind, &chains);
+        self.drop_unread_run_sets(kind, chain.as_deref());
+        Ok(())
+    }
+
+    /// `-N CHAIN`.
+    pub(crate) fn new_chain(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        c: String,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        execute_owned(t, p, out)?;
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        let ch = Chain::new(fam, &tname, &c);
+        let tag = self.p.tag;
+        if self.opts.echo {
+            let seq = self.p.batch.create_echo(&ch, tag);
+            self.p
+                .created
+                .push((seq, self.family, Created::Chain(kind, c)));
+        } else {
+            self.p.batch.create(&ch, tag);
+        }
+        Ok(())
+    }
+
+    /// `-X [CHAIN]`: non-recursive deletes. The kernel refuses (EBUSY) a
+    /// chain that still has rules or references, which a partial read
+    /// cannot see (the engine then reads more to word the error).
+    pub(crate) fn delete_chain(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        c: Option<String>,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let names: Vec<String> = match &c {
+            Some(c) => vec![c.clone()],
+            None => t
+                .chains()
+                .iter()
+                .filter(|c| c.policy.is_none())
+                .map(|c| c.name.to_string())
+                .collect(),
+        };
+        execute_owned(t, p, out)?;
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        let tag = self.p.tag;
+        for n in names {
+            self.p
+                .batch
+                .delete_nonrec(&Chain::new(fam, &tname, &n), tag);
+        }
+        Ok(())
+    }
+
+    /// `-E OLD NEW`: the chain object is renamed by handle. The kernel's
+    /// jumps follow the chain object; referring rules keep the old name in
+    /// their userdata text, and reading takes the target from the verdict
+    /// (crate::read), so a rename is O(1) and reads no referring rule.
+    pub(crate) fn rename(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        old: &str,
+        new: &str,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let handle = self
+            .view
+            .chain_handles
+            .get(&(kind, old.to_string()))
+            .copied();
+        execute_owned(t, p, out)?;
+        let Some(h) = handle else {
+            return Err(Error::other(
+                "renaming a chain created in the same batch is not supported yet",
+            ));
+        };
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        let mut c = Chain::new(fam, &tname, new);
+        c.handle = Some(h);
+        let tag = self.p.tag;
+        self.p.batch.add(&c, tag);
+        self.p.side_effects.insert((self.family, kind));
+        self.view.chain_handles.remove(&(kind, old.to_string()));
+        self.view.chain_handles.insert((kind, new.to_string()), h);
+        for r in self.view.runs.iter_mut().flatten() {
+            if r.kind == kind && r.chain == old {
+                r.chain = new.to_string();
+            }
+        }
+        Ok(())
+    }
+
+    /// `-P CHAIN POLICY`: the base chain's policy (and counters, from a
+    /// restore's `:CHAIN POLICY [p:b]`).
+    pub(crate) fn policy(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        chain: &str,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let (policy, counters) = match &p.command {
+            iptables::parse::Command::Policy(_, policy, counters) => (*policy, *counters),
+            _ => return Err(Error::other("not a policy command")),
+        };
+        execute_owned(t, p, out)?;
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        let mut c = Chain::new(fam, &tname, chain);
+        c.policy = Some(super::emit::nft_policy(policy));
+        if let Some(k) = counters {
+            c.counters = Some((k.bytes, k.packets));
+        }
+        let tag = self.p.tag;
+        self.p.batch.add(&c, tag);
+        Ok(())
+    }
+}

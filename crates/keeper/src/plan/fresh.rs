@@ -1,0 +1,208 @@
+//! Tables a restore replaces (no `--noflush`): the kernel table is
+//! deleted when the restore first names it and written once, whole, from
+//! the final model when the restore is done ([`Planner::finish`]) — its
+//! table, base chains with their policies, user chains, and rules with
+//! runs compiled. However many sections name the table and whatever their
+//! lines do to it, the kernel sees one delete and one write: the cost is
+//! that of the final ruleset, and a refusal still names the input line
+//! that asked for the object (the lines are remembered by rule and chain).
+
+use super::pending::FreshTags;
+use super::{Created, Planner};
+use compile::layout;
+use compile::runs::{compile_chain, Item};
+use iptables::exec::execute_owned;
+use iptables::parse::{Command, Parsed};
+use iptables::{Error, Rule};
+use nft::batch::Placement;
+use nft::{Chain, Tag};
+use ruleset::{Counters, RuleId, Ruleset, Table, TableKind};
+use std::collections::HashMap;
+
+fn unsupported(e: impl std::fmt::Display) -> Error {
+    Error::param(e.to_string())
+}
+
+impl Planner<'_> {
+    /// `*table` of a restore without `--noflush`. A second section of a
+    /// table already replaced restarts it in the model only.
+    pub(crate) fn start_fresh(&mut self, kind: TableKind) {
+        let key = (self.family, kind);
+        self.p.fresh_tags.insert(key, FreshTags::default());
+        if self.p.is_fresh(self.family, kind) {
+            return;
+        }
+        if self.view.exists(kind) {
+            let (fam, tname) = (self.fam(), layout::table_name(kind));
+            let tag = self.p.tag;
+            self.p.batch.delete(&nft::Table::new(fam, &tname), tag);
+        }
+        self.view.forget(kind);
+        self.view.present.insert(kind);
+        self.p.fresh.push(key);
+    }
+
+    /// A command on a table this batch replaces: the model only, plus the
+    /// input line of each rule and chain it creates.
+    pub(crate) fn fresh_command(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        let tag = self.p.tag;
+        let mut new_rules: Vec<RuleId> = Vec::new();
+        let mut new_chain = None;
+        match p.command.clone() {
+            Command::Append(c) => {
+                let before = t.chain(&c).map_or(0, |c| c.len);
+                execute_owned(t, p, out)?;
+                let after = t.chain(&c).map_or(0, |c| c.len);
+                new_rules.extend(
+                    (before + 1..=after).filter_map(|i| t.rule_at(&c, i).ok().map(|r| r.id)),
+                );
+            }
+            Command::Insert(c, n) => {
+                let k = p.rules.len();
+                execute_owned(t, p, out)?;
+                new_rules.extend((n..n + k).filter_map(|i| t.rule_at(&c, i).ok().map(|r| r.id)));
+            }
+            Command::Replace(c, n) => {
+                execute_owned(t, p, out)?;
+                new_rules.extend(t.rule_at(&c, n).ok().map(|r| r.id));
+            }
+            Command::NewChain(c) => {
+                execute_owned(t, p, out)?;
+                new_chain = Some(c);
+            }
+            Command::Rename(old, new) => {
+                execute_owned(t, p, out)?;
+                if let Some(tags) = self.p.fresh_tags.get_mut(&(self.family, kind)) {
+                    if let Some(line) = tags.chains.remove(&old) {
+                        tags.chains.insert(new, line);
+                    }
+                }
+            }
+            _ => execute_owned(t, p, out)?,
+        }
+        if let Some(tags) = self.p.fresh_tags.get_mut(&(self.family, kind)) {
+            for id in new_rules {
+                tags.rules.insert(id, tag);
+            }
+            if let Some(c) = new_chain {
+                tags.chains.insert(c, tag);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write every table of this family the batch replaces, from `rs`. On
+    /// error the batch's tag is the input line of the object refused.
+    pub fn finish(&mut self, rs: &Ruleset<Rule>) -> Result<(), Error> {
+        let fresh: Vec<TableKind> = self
+            .p
+            .fresh
+            .iter()
+            .filter(|(f, _)| *f == self.family)
+            .map(|(_, k)| *k)
+            .collect();
+        for kind in fresh {
+            let tags = self
+                .p
+                .fresh_tags
+                .remove(&(self.family, kind))
+                .unwrap_or_default();
+            self.write_table(kind, rs.table(self.family, kind), &tags)?;
+        }
+        Ok(())
+    }
+
+    fn write_table(
+        &mut self,
+        kind: TableKind,
+        t: &Table<Rule>,
+        tags: &FreshTags,
+    ) -> Result<(), Error> {
+        let (fam, tname) = (self.fam(), layout::table_name(kind));
+        let first_line = tags
+            .chains
+            .values()
+            .chain(tags.rules.values())
+            .min()
+            .copied()
+            .unwrap_or(self.p.tag);
+        self.p.tag = first_line;
+        self.add_table(kind, Some(t));
+        let chains: Vec<String> = t.chains().iter().map(|c| c.name.to_string()).collect();
+        for c in chains.iter().filter(|c| !t.is_builtin(c)) {
+            self.p.tag = tags.chains.get(c).copied().unwrap_or(first_line);
+            let ch = Chain::new(fam, &tname, c);
+            let tag = self.p.tag;
+            if self.opts.echo {
+                let seq = self.p.batch.create_echo(&ch, tag);
+                self.p
+                    .created
+                    .push((seq, self.family, Created::Chain(kind, c.clone())));
+            } else {
+                self.p.batch.create(&ch, tag);
+            }
+        }
+        for c in &chains {
+            self.emit_chain(kind, t, c, &tags.rules)?;
+        }
+        Ok(())
+    }
+
+    /// Append every rule of `chain` (the model's) to the kernel chain, runs
+    /// compiled when the engine compiles them.
+    fn emit_chain(
+        &mut self,
+        kind: TableKind,
+        t: &Table<Rule>,
+        chain: &str,
+        lines: &HashMap<RuleId, Tag>,
+    ) -> Result<(), Error> {
+        let rules: Vec<(RuleId, Rule, Counters)> = match t.rules(chain) {
+            Ok(it) => it.map(|r| (r.id, r.body.clone(), r.counters)).collect(),
+            Err(_) => return Ok(()),
+        };
+        let items: Vec<Item> = match self.opts.compile {
+            Some(o) => {
+                let refs: Vec<(RuleId, &Rule)> = rules.iter().map(|(i, r, _)| (*i, r)).collect();
+                compile_chain(&refs, self.family, kind, chain, o).map_err(|e| {
+                    // Name the first rule of the chain that does not lower.
+                    if let Some((id, _, _)) = rules
+                        .iter()
+                        .find(|(_, r, _)| compile::lower_rule(r, self.family, kind, chain).is_err())
+                    {
+                        self.p.tag = lines.get(id).copied().unwrap_or(self.p.tag);
+                    }
+                    unsupported(e)
+                })?
+            }
+            None => rules
+                .iter()
+                .map(|(id, _, _)| Item::Plain { id: *id })
+                .collect(),
+        };
+        let by_id: HashMap<RuleId, (&Rule, Counters)> =
+            rules.iter().map(|(i, r, c)| (*i, (r, *c))).collect();
+        for item in items {
+            match item {
+                Item::Plain { id } => {
+                    self.p.tag = lines.get(&id).copied().unwrap_or(self.p.tag);
+                    let (r, c) = by_id[&id];
+                    self.new_rule(kind, chain, id, r, c, Placement::Append, None)?;
+                }
+                Item::Run { lowered, set } => {
+                    if let Some(first) = set.elems.first() {
+                        self.p.tag = lines.get(&first.id).copied().unwrap_or(self.p.tag);
+                    }
+                    self.new_run(kind, chain, lowered, *set, &by_id)?
+                }
+            }
+        }
+        Ok(())
+    }
+}

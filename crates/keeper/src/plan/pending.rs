@@ -1,0 +1,205 @@
+//! The batch being built: the nftables messages of one transaction and
+//! the bookkeeping that lives exactly as long as it — what its echoes will
+//! name, what it deletes, which tables it replaces, the chain ends appends
+//! look at. A batch may span both families (the daemon's group commit).
+
+use crate::plan::view::KernelView;
+use crate::read::Tail;
+use nft::{Batch, Tag};
+use ruleset::{Family, RuleId, TableKind};
+use std::collections::{HashMap, HashSet};
+
+/// An object a batch creates whose kernel handle is learnt from its echo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Created {
+    Rule(TableKind, RuleId),
+    Chain(TableKind, String),
+    /// The kernel rule of run `runs[i]` of the family's view.
+    Run(u32),
+}
+
+/// Input lines (tags) of what a restore put into a table it replaces: the
+/// table is written at the end ([`crate::plan::Planner::finish`]), and a
+/// refusal must still name the line that asked for the object.
+#[derive(Debug, Default)]
+pub(crate) struct FreshTags {
+    pub(crate) rules: HashMap<RuleId, Tag>,
+    pub(crate) chains: HashMap<String, Tag>,
+}
+
+/// The batch under construction and its per-batch state.
+pub struct Pending {
+    pub(crate) batch: Batch,
+    /// Tag of the messages being added (the write's index in a group, or
+    /// the restore line).
+    pub(crate) tag: Tag,
+    /// With echo: what each echoing message creates, by sequence number
+    /// (ascending).
+    pub(crate) created: Vec<(u32, Family, Created)>,
+    /// With echo: rules this batch deletes; their locations are dropped
+    /// once it commits, kept if it is abandoned.
+    pub(crate) forgotten: Vec<(Family, TableKind, RuleId)>,
+    /// Tables whose kernel view this batch changed in ways that undoing
+    /// its commands in the model does not undo (renames, dropped overflow
+    /// text, run bookkeeping): an abandoned batch means re-reading them.
+    pub(crate) side_effects: HashSet<(Family, TableKind)>,
+    /// Tables this batch replaces (restore without --noflush), in the
+    /// order they were first named; written whole by `finish`.
+    pub(crate) fresh: Vec<(Family, TableKind)>,
+    pub(crate) fresh_tags: HashMap<(Family, TableKind), FreshTags>,
+    /// Run sets this batch deletes, so none is deleted twice.
+    pub(crate) dropped_sets: Vec<(Family, TableKind, String)>,
+    /// Ends of chains for appends (read, or derived from a whole model):
+    /// appends to them join or start runs.
+    pub(crate) tails: HashMap<(Family, TableKind, String), Tail>,
+    /// Tags of writes that added a rule to an existing run: the kernel
+    /// refuses it (EEXIST) when the rule's key is already in the run, and
+    /// that write is then replayed with plain appends.
+    pub(crate) joined: HashSet<Tag>,
+    pub(crate) next_rule_id: u32,
+    pub(crate) next_set_id: u32,
+}
+
+/// A point to cut a [`Pending`] back to (one write of a group failed in
+/// the model).
+#[derive(Clone, Copy, Debug)]
+pub struct Mark {
+    batch: nft::batch::Mark,
+    created: usize,
+    forgotten: usize,
+    fresh: usize,
+    /// Which tables of the written family existed: a cut command may have
+    /// created one.
+    present: [bool; 5],
+}
+
+fn kind_index(k: TableKind) -> usize {
+    TableKind::ALL.iter().position(|x| *x == k).unwrap_or(0)
+}
+
+impl Pending {
+    pub fn new(batch: Batch) -> Pending {
+        Pending {
+            batch,
+            tag: 0,
+            created: Vec::new(),
+            forgotten: Vec::new(),
+            side_effects: HashSet::new(),
+            fresh: Vec::new(),
+            fresh_tags: HashMap::new(),
+            dropped_sets: Vec::new(),
+            tails: HashMap::new(),
+            joined: HashSet::new(),
+            next_rule_id: 1,
+            next_set_id: first_set_id(),
+        }
+    }
+
+    /// The messages built so far.
+    pub fn batch(&mut self) -> &mut Batch {
+        &mut self.batch
+    }
+
+    pub fn batch_ref(&self) -> &Batch {
+        &self.batch
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    /// Tag the messages added from now on.
+    pub fn set_tag(&mut self, tag: Tag) {
+        self.tag = tag;
+    }
+
+    /// Where the batch is now (see [`Pending::truncate`]); `view` is the
+    /// view of the family about to be written.
+    pub fn mark(&self, view: &KernelView) -> Mark {
+        let mut present = [false; 5];
+        for k in &view.present {
+            present[kind_index(*k)] = true;
+        }
+        Mark {
+            batch: self.batch.mark(),
+            created: self.created.len(),
+            forgotten: self.forgotten.len(),
+            fresh: self.fresh.len(),
+            present,
+        }
+    }
+
+    /// Drop what was added since `m` (the caller rolls the model back).
+    /// Catalog and run bookkeeping changed since is recorded in
+    /// `side_effects`.
+    pub fn truncate(&mut self, m: Mark, view: &mut KernelView) {
+        self.batch.truncate(m.batch);
+        self.created.truncate(m.created);
+        self.forgotten.truncate(m.forgotten);
+        self.fresh.truncate(m.fresh);
+        view.present.retain(|k| m.present[kind_index(*k)]);
+    }
+
+    /// After the batch committed: record in `view` (family `family`) the
+    /// handles the kernel echoed for what it created and forget what it
+    /// deleted. Returns how many created objects got no handle (echoes
+    /// lost to a receive overrun): those tables must be re-read.
+    /// O(echoes · log created).
+    pub fn settle(&self, family: Family, view: &mut KernelView, echoes: &[nft::Echo]) -> usize {
+        let mut missing = 0;
+        let mut learnt = HashSet::new();
+        for e in echoes {
+            let Some(h) = e.handle else { continue };
+            let Ok(i) = self.created.binary_search_by_key(&e.seq, |(s, _, _)| *s) else {
+                continue;
+            };
+            let (_, f, c) = &self.created[i];
+            if *f != family {
+                continue;
+            }
+            learnt.insert(i);
+            match c {
+                Created::Rule(k, id) => view.learn_rule(*k, *id, h),
+                Created::Chain(k, name) => view.learn_chain(*k, name.clone(), h),
+                Created::Run(ri) => view.learn_run(*ri, h),
+            }
+        }
+        for (i, (_, f, _)) in self.created.iter().enumerate() {
+            if *f == family && !learnt.contains(&i) {
+                missing += 1;
+            }
+        }
+        for (f, k, id) in &self.forgotten {
+            if *f == family {
+                view.locs.remove(&(*k, *id));
+            }
+        }
+        missing
+    }
+
+    pub(crate) fn alloc_set_id(&mut self) -> u32 {
+        self.next_set_id += 1;
+        self.next_set_id - 1
+    }
+
+    pub(crate) fn alloc_rule_id(&mut self) -> u32 {
+        self.next_rule_id += 1;
+        self.next_rule_id - 1
+    }
+
+    /// Whether this batch replaces table `kind` of `family`.
+    pub(crate) fn is_fresh(&self, family: Family, kind: TableKind) -> bool {
+        self.fresh.contains(&(family, kind))
+    }
+}
+
+/// First batch-local set id (ids also name anonymous sets, `__nfk_set<id>`):
+/// a different base per process, so a batch never creates an anonymous set
+/// under the name of one still bound to a rule it replaces.
+fn first_set_id() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let r = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    ((r as u32) & 0x3fff_ffff) | 1
+}

@@ -1,0 +1,161 @@
+//! What one family's tables look like in the kernel, as far as the model
+//! knows them: which tables exist, where each logical rule and chain is
+//! (kernel handles), which rules keep overflow text in the catalog, and
+//! the compiled runs with their members. Long-lived in the daemon (kept in
+//! step by learning the handles the kernel echoes), rebuilt from each read
+//! in direct mode.
+
+use crate::read::{RunSnap, Snapshot};
+use compile::runs::KeyKind;
+use iptables::Rule;
+use ruleset::{RuleId, TableKind};
+use std::collections::{HashMap, HashSet};
+
+/// Where a rule is in the kernel: by handle, or created in the batch being
+/// built (its batch-local rule id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    Handle(u64),
+    New(u32),
+}
+
+/// One compiled run in the kernel (see [`crate::plan::runs`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunLoc {
+    pub kind: TableKind,
+    pub chain: String,
+    pub set: String,
+    pub key: KeyKind,
+    pub map: bool,
+    /// The run's kernel rule.
+    pub rule: Loc,
+    /// Members left (the run's rule and set go with the last one).
+    pub len: usize,
+    /// What every member is without its key (without its target, for a
+    /// map), when known: appends from a whole model join the run by it.
+    pub shape: Option<Rule>,
+}
+
+/// The kernel side of one family's model.
+#[derive(Debug, Default)]
+pub struct KernelView {
+    /// Tables that exist in the kernel (or are created by the batch being
+    /// built).
+    pub(crate) present: HashSet<TableKind>,
+    pub(crate) locs: HashMap<(TableKind, RuleId), Loc>,
+    pub(crate) chain_handles: HashMap<(TableKind, String), u64>,
+    /// Catalog chunks of rules whose text overflows their userdata.
+    pub(crate) overflow: HashMap<(TableKind, RuleId), u32>,
+    /// Runs in the kernel, by index (`None` once gone).
+    pub(crate) runs: Vec<Option<RunLoc>>,
+    /// The run each compiled logical rule is an element of.
+    pub(crate) members: HashMap<(TableKind, RuleId), u32>,
+    /// Run sets of chains whose rules were not read but which a command
+    /// flushes (`None`: every chain of the table): deleted with the flush.
+    /// Filled by a partial read (direct mode); empty for a whole model.
+    pub(crate) unread_run_sets: HashMap<(TableKind, Option<String>), Vec<String>>,
+}
+
+impl KernelView {
+    /// Whether our table `kind` exists in the kernel.
+    pub fn exists(&self, kind: TableKind) -> bool {
+        self.present.contains(&kind)
+    }
+
+    /// Forget everything known of table `kind`. O(objects of the family)
+    /// for the location maps.
+    pub fn forget(&mut self, kind: TableKind) {
+        self.present.remove(&kind);
+        self.locs.retain(|(k, _), _| *k != kind);
+        self.chain_handles.retain(|(k, _), _| *k != kind);
+        self.overflow.retain(|(k, _), _| *k != kind);
+        self.unread_run_sets.retain(|(k, _), _| *k != kind);
+        self.forget_runs(kind);
+    }
+
+    fn forget_runs(&mut self, kind: TableKind) {
+        for r in self.runs.iter_mut() {
+            if r.as_ref().is_some_and(|r| r.kind == kind) {
+                *r = None;
+            }
+        }
+        self.members.retain(|(k, _), _| *k != kind);
+    }
+
+    /// Replace what is known of table `kind` by a fresh read of it.
+    pub fn install(&mut self, kind: TableKind, s: &Snapshot) {
+        self.forget(kind);
+        if s.exists {
+            self.present.insert(kind);
+        }
+        self.locs.extend(
+            s.handles
+                .iter()
+                .map(|(id, h)| ((kind, *id), Loc::Handle(*h))),
+        );
+        self.chain_handles
+            .extend(s.chain_handles.iter().map(|(n, h)| ((kind, n.clone()), *h)));
+        self.overflow
+            .extend(s.overflow.iter().map(|(id, n)| ((kind, *id), *n)));
+        self.remember_runs(kind, &s.runs);
+    }
+
+    /// Take the runs a read found in table `kind`.
+    fn remember_runs(&mut self, kind: TableKind, runs: &[RunSnap]) {
+        for r in runs {
+            let idx = self.runs.len() as u32;
+            for id in &r.members {
+                self.members.insert((kind, *id), idx);
+            }
+            self.runs.push(Some(RunLoc {
+                kind,
+                chain: r.chain.clone(),
+                set: r.set.clone(),
+                key: r.key,
+                map: r.map,
+                rule: Loc::Handle(r.handle),
+                // A partial read does not know how many members the run
+                // has: never its last one, so deleting members leaves the
+                // run in place (an empty run matches nothing; a flush or
+                // restore removes it).
+                len: if r.partial {
+                    usize::MAX / 2
+                } else {
+                    r.members.len()
+                },
+                shape: r.shape.clone(),
+            }));
+        }
+    }
+
+    pub(crate) fn loc(&self, kind: TableKind, id: RuleId) -> Option<Loc> {
+        self.locs.get(&(kind, id)).copied()
+    }
+
+    /// The run rule `id` is a member of, if any.
+    pub(crate) fn run_of(&self, kind: TableKind, id: RuleId) -> Option<u32> {
+        self.members.get(&(kind, id)).copied()
+    }
+
+    /// Record the handles the kernel echoed for what a committed batch
+    /// created, and forget the rules it deleted (see
+    /// [`crate::plan::Pending::settle`]).
+    pub(crate) fn learn_rule(&mut self, kind: TableKind, id: RuleId, handle: u64) {
+        self.locs.insert((kind, id), Loc::Handle(handle));
+    }
+
+    pub(crate) fn learn_chain(&mut self, kind: TableKind, name: String, handle: u64) {
+        self.chain_handles.insert((kind, name), handle);
+    }
+
+    pub(crate) fn learn_run(&mut self, ri: u32, handle: u64) {
+        if let Some(Some(r)) = self.runs.get_mut(ri as usize) {
+            r.rule = Loc::Handle(handle);
+        }
+    }
+
+    /// Rules in the model that are located: for sizing reports.
+    pub fn located(&self) -> usize {
+        self.locs.len() + self.members.len()
+    }
+}

@@ -1,0 +1,61 @@
+//! How the engine behaves, decided once by the program (its flags and
+//! environment) and passed down: library code never reads the environment.
+
+pub use compile::runs::RunOpts;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Compile runs of similar rules into sets and verdict maps (see
+    /// `crate::plan::runs`); `None`: every logical rule is its own kernel
+    /// rule.
+    pub compile: Option<RunOpts>,
+    /// How long direct mode keeps re-reading and re-committing when the
+    /// ruleset changes under a command that gives no `-w` (iptables-nft
+    /// retries such conflicts without a limit; a bound keeps a stuck
+    /// ruleset from hanging scripts).
+    pub retry_for: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            compile: Some(RunOpts::default()),
+            retry_for: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The run compilation a setting names: `off` (none), `runs` (runs of the
+/// default minimum length), `runs:N` (N ≥ 2). `None`: not a valid value.
+pub fn parse_compile(v: &str) -> Option<Option<RunOpts>> {
+    match v {
+        "off" => Some(None),
+        "runs" => Some(Some(RunOpts::default())),
+        _ => {
+            let n: usize = v.strip_prefix("runs:")?.parse().ok()?;
+            (n >= 2).then_some(Some(RunOpts { min_len: n }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compile_values() {
+        let d = RunOpts::default();
+        let cases: &[(&str, Option<Option<RunOpts>>)] = &[
+            ("off", Some(None)),
+            ("runs", Some(Some(d))),
+            ("runs:4", Some(Some(RunOpts { min_len: 4 }))),
+            ("runs:1", None),
+            ("runs:x", None),
+            ("on", None),
+        ];
+        for (v, want) in cases {
+            assert_eq!(parse_compile(v), *want, "{v}");
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The engine's picture of nfkeeper's tables: the logical model of both
+//! families, where its objects are in the kernel, the foreign objects the
+//! last read found, and the generation it corresponds to. The daemon keeps
+//! one for its lifetime; direct mode fills one per attempt with what the
+//! command needs.
+
+use crate::plan::KernelView;
+use crate::read::{Snapshot, Tail};
+use iptables::Rule;
+use ruleset::{Family, Ruleset, Table, TableKind};
+use std::collections::HashMap;
+
+/// Tables in iptables-save order (the order listings and saves use).
+pub const SAVE_ORDER: [TableKind; 5] = [
+    TableKind::Mangle,
+    TableKind::Security,
+    TableKind::Raw,
+    TableKind::Filter,
+    TableKind::Nat,
+];
+
+pub struct State {
+    /// Every table of both families; those the kernel lacks (or that were
+    /// not read) are empty.
+    pub model: Ruleset<Rule>,
+    /// Per family (index: `Family::index`): where the model's objects are.
+    views: [KernelView; 2],
+    /// Objects in our tables that nfkeeper did not write, described for a
+    /// warning, as the last read of each table found them.
+    pub foreign: HashMap<(Family, TableKind), Vec<String>>,
+    /// The kernel generation the model corresponds to (what a commit must
+    /// still find).
+    pub genid: u32,
+    /// Ends of chains read for appends (direct mode; see
+    /// [`crate::read::tail`]), handed to the next batch.
+    pub tails: HashMap<(Family, TableKind, String), Tail>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            model: Ruleset::new(),
+            views: [KernelView::default(), KernelView::default()],
+            foreign: HashMap::new(),
+            genid: 0,
+            tails: HashMap::new(),
+        }
+    }
+}
+
+impl State {
+    pub fn view(&self, f: Family) -> &KernelView {
+        &self.views[f.index()]
+    }
+
+    pub fn view_mut(&mut self, f: Family) -> &mut KernelView {
+        &mut self.views[f.index()]
+    }
+
+    /// The model table and the view of its family, borrowed together.
+    pub fn parts(&mut self, f: Family, k: TableKind) -> (&mut Table<Rule>, &mut KernelView) {
+        (self.model.table_mut(f, k), &mut self.views[f.index()])
+    }
+
+    /// The model and the view of family `f`, borrowed together.
+    pub fn model_and_view(&mut self, f: Family) -> (&mut Ruleset<Rule>, &mut KernelView) {
+        (&mut self.model, &mut self.views[f.index()])
+    }
+
+    pub fn exists(&self, f: Family, k: TableKind) -> bool {
+        self.view(f).exists(k)
+    }
+
+    /// Replace what is known of table `k` of family `f` by a read of it.
+    pub fn install(&mut self, f: Family, k: TableKind, s: Snapshot) {
+        self.views[f.index()].install(k, &s);
+        self.foreign.insert((f, k), s.foreign);
+        self.model.replace_table(s.table);
+    }
+
+    /// Forget everything (direct mode, before reading for another attempt).
+    pub fn clear(&mut self) {
+        *self = State::default();
+    }
+
+    /// Rules in the model, in tables the kernel has.
+    pub fn rule_count(&self) -> usize {
+        self.existing().map(Table::rule_count).sum()
+    }
+
+    /// Chains in the model, in tables the kernel has.
+    pub fn chain_count(&self) -> usize {
+        self.existing().map(|t| t.chains().len()).sum()
+    }
+
+    fn existing(&self) -> impl Iterator<Item = &Table<Rule>> {
+        Family::ALL.into_iter().flat_map(move |f| {
+            TableKind::ALL
+                .into_iter()
+                .filter(move |k| self.exists(f, *k))
+                .map(move |k| self.model.table(f, k))
+        })
+    }
+
+    /// The warnings of foreign objects in table `k` of family `f`.
+    pub fn foreign_warnings(&self, f: Family, k: TableKind) -> Vec<String> {
+        self.foreign
+            .get(&(f, k))
+            .into_iter()
+            .flatten()
+            .map(|what| foreign_warning(k, what))
+            .collect()
+    }
+}
+
+/// The warning for one foreign object of table `kind`.
+pub fn foreign_warning(kind: TableKind, what: &str) -> String {
+    format!(
+        "Warning: table {}: {what} was not written by nfkeeper; left as is",
+        compile::layout::table_name(kind)
+    )
+}
