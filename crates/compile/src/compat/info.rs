@@ -46,11 +46,13 @@ impl Info {
         self
     }
 
-    /// A `char name[cap]` field: the string and NUL padding. The caller's
-    /// value is at most `cap - 1` bytes (the syntax layer cuts it).
+    /// A `char name[cap]` field: the string's input bytes (non-UTF-8 input
+    /// bytes as they came, see `iptables::bytes`) and NUL padding. The
+    /// caller's value is at most `cap - 1` bytes (the syntax layer cuts it).
     pub fn str(&mut self, off: usize, s: &str, cap: usize) -> &mut Self {
-        let n = s.len().min(cap - 1);
-        self.bytes(off, &s.as_bytes()[..n])
+        let raw = iptables::bytes::encode(s);
+        let n = raw.len().min(cap - 1);
+        self.bytes(off, &raw[..n])
     }
 
     pub fn into_vec(self) -> Vec<u8> {

@@ -20,7 +20,7 @@ pub fn info(x: &m::osf::Osf) -> CompatInfo {
     }
     let mut i = Info::new(48);
     i.str(0, &x.genre, 32)
-        .u32(32, x.genre.len() as u32)
+        .u32(32, iptables::bytes::encode(&x.genre).len() as u32)
         .u32(36, flags)
         .u32(40, x.log.unwrap_or(0))
         .u32(44, x.ttl.unwrap_or(0));

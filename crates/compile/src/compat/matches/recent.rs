@@ -17,8 +17,8 @@ pub fn info(x: &m::recent::Recent) -> CompatInfo {
         .u8(8, x.check_set)
         .u8(9, x.invert as u8)
         .str(10, "DEFAULT", 200)
-        .bytes(10, x.name.as_bytes())
-        .u8(10 + x.name.len(), 0)
+        .str(10, &x.name, 200)
+        .u8(10 + iptables::bytes::encode(&x.name).len(), 0)
         .u8(210, x.dest as u8)
         .bytes(212, &x.mask);
     compat("recent", 1, i)

@@ -18,14 +18,15 @@ const HELPER: u8 = 0;
 /// `struct xt_helper_info.name` holds 29 bytes and the terminating NUL.
 pub const NAME_MAX: usize = 29;
 
-/// Cut `s` to at most `max` bytes (at a character boundary), as xtables
-/// cuts a string option to its field.
+/// Cut `s` to at most `max` bytes of input, as xtables cuts a string
+/// option to its field (C bytes: a multi-byte character cut in two leaves
+/// its first bytes, carried as `crate::bytes` stand-ins).
 pub(crate) fn cut(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
+    let raw = crate::bytes::encode(s);
+    if raw.len() <= max {
+        return s.to_string();
     }
-    s[..end].to_string()
+    crate::bytes::decode(&raw[..max]).into_owned()
 }
 
 impl Ext for Helper {
@@ -89,6 +90,12 @@ mod tests {
                 "-m helper --helper 0123456789012345678901234567890123",
                 " --helper 01234567890123456789012345678",
                 " helper match \"01234567890123456789012345678\"",
+            ),
+            (
+                // 28 bytes, then a 2-byte character cut after its first.
+                "-m helper --helper 0123456789012345678901234567é",
+                " --helper \"0123456789012345678901234567\u{10fec3}\"",
+                " helper match \"0123456789012345678901234567\u{10fec3}\"",
             ),
         ];
         for (args, s, l) in cases {

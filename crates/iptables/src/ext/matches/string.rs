@@ -33,9 +33,9 @@ pub const ALGO_MAX: usize = 15;
 const ALGOS: &[&str] = &["bm", "kmp", "fsm"];
 
 /// `--hex-string` as iptables reads it: text with `|hex hex ...|` blocks
-/// and `\c` literals outside them.
-pub fn parse_hex_string(s: &str) -> Result<Vec<u8>> {
-    let b = s.as_bytes();
+/// and `\c` literals outside them. `b` is the argument's bytes, `s` the
+/// argument as messages quote it.
+pub fn parse_hex_string(b: &[u8], s: &str) -> Result<Vec<u8>> {
     if b.is_empty() {
         return Err(Error::param("STRING must contain at least one char"));
     }
@@ -80,7 +80,8 @@ pub fn parse_hex_string(s: &str) -> Result<Vec<u8>> {
             }
             for c in [b[i], b[i + 1]] {
                 if !c.is_ascii_hexdigit() {
-                    return Err(Error::param(format!("Invalid hex char '{}'", c as char)));
+                    let shown = crate::bytes::decode(&[c]).into_owned();
+                    return Err(Error::param(format!("Invalid hex char '{shown}'")));
                 }
             }
             let hi = (b[i] as char).to_digit(16).unwrap_or(0) as u8;
@@ -156,13 +157,15 @@ impl Ext for StringMatch {
             ALGO => self.algo = cut(c.arg, ALGO_MAX),
             ICASE => self.icase = true,
             id => {
+                // The pattern is the argument's bytes (crate::bytes).
+                let raw = crate::bytes::encode(c.arg);
                 self.pattern = if id == STRING {
-                    if c.arg.len() > PATTERN_MAX {
+                    if raw.len() > PATTERN_MAX {
                         return Err(Error::param(format!("STRING too long \"{}\"", c.arg)));
                     }
-                    c.arg.as_bytes().to_vec()
+                    raw.into_owned()
                 } else {
-                    parse_hex_string(c.arg)?
+                    parse_hex_string(&raw, c.arg)?
                 };
                 self.inv |= c.inv;
             }
@@ -264,6 +267,11 @@ mod tests {
                 " STRING match  \"abcd\" ALGO name bm",
             ),
             (
+                "-m string --string caf\u{10fee9} --algo bm",
+                " --hex-string \"|636166e9|\" --algo bm",
+                " STRING match  \"|636166e9|\" ALGO name bm",
+            ),
+            (
                 "-m string --string \"a\\\\\" --algo bm",
                 " --hex-string \"|615c|\" --algo bm",
                 " STRING match  \"|615c|\" ALGO name bm",
@@ -290,7 +298,7 @@ mod tests {
             ("", Err("STRING must contain at least one char")),
         ];
         for (s, want) in cases {
-            let got = parse_hex_string(s).map_err(|e| e.msg);
+            let got = parse_hex_string(s.as_bytes(), s).map_err(|e| e.msg);
             assert_eq!(
                 got.as_deref(),
                 want.map_err(str::to_string).as_deref(),
