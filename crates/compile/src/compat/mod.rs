@@ -9,6 +9,7 @@
 //! `XT_ALIGN` = 8 bytes). One module per extension under [`matches`] and
 //! [`targets`], mirroring `iptables::ext`.
 
+pub mod info;
 pub mod matches;
 pub mod targets;
 

@@ -429,6 +429,12 @@ fn lower_match(m: &Match, cx: &mut Cx) -> Result<()> {
         Match::Ah(x) => l::ah::lower(x, cx),
         Match::Esp(x) => l::esp::lower(x, cx),
         Match::Frag(x) => l::frag::lower(x, cx),
+        // The matches nfkeeper runs only through nft_compat (crate::compat),
+        // which the lowering does not use yet.
+        other => Err(LowerError::not_native(
+            format!("-m {}", other.name()),
+            "it runs through nft_compat, which is not wired into the lowering yet",
+        )),
     }
 }
 
