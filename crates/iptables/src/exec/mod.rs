@@ -401,7 +401,10 @@ mod tests {
                 format!("-A INPUT -m comment --comment \"{}\"", long(1024)),
                 "Parameter too long!",
             ),
-            (":A\0B - [0:0]".into(), "iptables-restore: line 2 policy invalid"),
+            (
+                ":A\0B - [0:0]".into(),
+                "iptables-restore: line 2 policy invalid",
+            ),
             ("-A INPUT -j ACCEPT\0 -s bogus".into(), ""),
         ];
         for (line, want) in cases {
@@ -413,7 +416,12 @@ mod tests {
                 Ok(_) => assert_eq!(want, "", "{}", &line[..line.len().min(40)]),
                 Err(e) => {
                     assert_eq!(e.line, 2, "{want}");
-                    assert_eq!(e.err.msg.trim_end(), want, "{}", &line[..line.len().min(40)]);
+                    assert_eq!(
+                        e.err.msg.trim_end(),
+                        want,
+                        "{}",
+                        &line[..line.len().min(40)]
+                    );
                 }
             }
         }
