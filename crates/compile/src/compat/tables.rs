@@ -13,8 +13,9 @@
 //! nfkeeper's tables and finds the kernel refusing exactly these):
 //! targets CHECKSUM, DSCP, TOS, ECN, TTL, HL, TCPOPTSTRIP, TPROXY, SNPT,
 //! DNPT (mangle); SECMARK, CONNSECMARK (mangle or security); CT, NOTRACK
-//! (raw); SNAT, DNAT, MASQUERADE, REDIRECT, NETMAP (nat). Matches:
-//! rpfilter (raw or mangle). Every other extension runs in any table.
+//! (raw); SNAT, DNAT, MASQUERADE, REDIRECT, NETMAP (nat); REJECT (filter).
+//! Matches: rpfilter (raw or mangle). Every other extension runs in any
+//! table.
 
 use ruleset::TableKind;
 
@@ -31,6 +32,7 @@ const MANGLE_SECURITY: &[&str] = &["mangle", "security"];
 const RAW: &[&str] = &["raw"];
 const RAW_MANGLE: &[&str] = &["raw", "mangle"];
 const NAT: &[&str] = &["nat"];
+const FILTER: &[&str] = &["filter"];
 
 /// The table names the kernel accepts extension `name` (its xtables name,
 /// e.g. `TOS`, `rpfilter`) in; `None` when it runs in any table.
@@ -44,6 +46,7 @@ pub fn required_tables(kind: Kind, name: &str) -> Option<&'static [&'static str]
         (Kind::Target, "SECMARK" | "CONNSECMARK") => MANGLE_SECURITY,
         (Kind::Target, "CT" | "NOTRACK") => RAW,
         (Kind::Target, "SNAT" | "DNAT" | "MASQUERADE" | "REDIRECT" | "NETMAP") => NAT,
+        (Kind::Target, "REJECT") => FILTER,
         (Kind::Match, "rpfilter") => RAW_MANGLE,
         _ => return None,
     })

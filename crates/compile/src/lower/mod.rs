@@ -410,6 +410,13 @@ fn native_or_compat(
     }
 }
 
+impl RuleObject {
+    /// The object for a batch, in `table` of `family`.
+    pub fn to_nft(&self, family: nft::Family, table: &str) -> nft::expr::objref::Obj {
+        nft::expr::objref::Obj::new(family, table, &self.name, self.data.clone())
+    }
+}
+
 impl AnonSet {
     /// The set and its elements for a batch: name `__nfk_set<index>`, the
     /// given batch-unique `id`, anonymous and constant. Lookups emitted by
