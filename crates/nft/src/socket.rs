@@ -288,6 +288,22 @@ impl Socket {
         self.dump_objects(&Chain::new(family, table.unwrap_or(""), ""))
     }
 
+    /// Stateful objects (of every type) of `family`, of one table if
+    /// `table` is given.
+    pub fn objects(
+        &mut self,
+        family: Family,
+        table: Option<&str>,
+    ) -> Result<Vec<crate::expr::objref::Obj>, Error> {
+        use crate::expr::objref::{Obj, ObjData};
+        // Type 0 (NFT_OBJECT_UNSPEC) filters no type out.
+        let any = ObjData::Other {
+            ty: 0,
+            data: Vec::new(),
+        };
+        self.dump_objects(&Obj::new(family, table.unwrap_or(""), "", any))
+    }
+
     /// Sets of `family`, of one table if `table` is given.
     pub fn sets(&mut self, family: Family, table: Option<&str>) -> Result<Vec<Set>, Error> {
         self.dump_objects(&Set::new(family, table.unwrap_or(""), ""))
