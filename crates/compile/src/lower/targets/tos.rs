@@ -22,10 +22,12 @@ mod tests {
     use crate::lower::testutil::run;
     use ruleset::Family;
 
+    /// (value, mask, IPv4 word and/xor, IPv6 word and/xor)
+    type Case = (u8, u8, (u16, u16), (u16, u16));
+
     #[test]
     fn forms() {
-        // (value, mask, IPv4 word and/xor, IPv6 word and/xor)
-        let cases: &[(u8, u8, (u16, u16), (u16, u16))] = &[
+        let cases: &[Case] = &[
             // --set-tos 0x1f (mask 0xff)
             (0x1f, 0xff, (0xff00, 0x001f), (0xf00f, 0x01f0)),
             // --set-tos 0x12/0x34
