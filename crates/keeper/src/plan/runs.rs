@@ -154,7 +154,16 @@ impl Planner<'_> {
             // range may overlap a member's without being equal to it, and
             // nothing here knows the members: appends to interval runs stay
             // plain rules too.
-            let may_join = !tr.key.is_interval() && (!self.opts.whole_model || (!tr.map && !twin));
+            // A run is at most `compile::runs::MAX_LEN` long (its length:
+            // the model's count, else the census read with the tail; a run
+            // without a census is joined as before).
+            let len = match tr.index.and_then(|ri| self.view.runs.get(ri as usize)) {
+                Some(Some(run)) => Some(run.len),
+                _ => tr.census.map(|c| c.count as usize),
+            };
+            let full = len.is_some_and(|n| n >= compile::runs::MAX_LEN);
+            let may_join =
+                !full && !tr.key.is_interval() && (!self.opts.whole_model || (!tr.map && !twin));
             let joins = may_join
                 .then(|| compile::runs::admits(tr.key, tr.map, &tr.shape, &r, family))
                 .flatten();
