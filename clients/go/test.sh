@@ -4,8 +4,9 @@
 # The integration tests (the client, the Fake's scenarios and the example
 # controller against `nfkeeper serve` in fresh network namespaces) run
 # when this is root and the nfkeeper binary is found: $NFKEEPER_BIN, else
-# $CARGO_TARGET_DIR/release/nfkeeper, else target/release/nfkeeper of the
-# workspace (build it first: cargo build --release -p nfkeeper). Otherwise
+# nfkeeper of the ci profile (what the README's test command builds) or of
+# the release profile, in $CARGO_TARGET_DIR or the workspace's target/
+# (build it first: cargo build --release -p nfkeeper). Otherwise
 # they are skipped, and this script says why.
 #
 # Environment: RACE=1 adds the race detector; GO overrides the go command.
@@ -17,7 +18,8 @@ if ! command -v "$GO" >/dev/null 2>&1; then
 	exit 1
 fi
 if [ -z "${NFKEEPER_BIN:-}" ]; then
-	for b in "${CARGO_TARGET_DIR:-}/release/nfkeeper" ../../target/release/nfkeeper; do
+	for b in "${CARGO_TARGET_DIR:-}/ci/nfkeeper" ../../target/ci/nfkeeper \
+		"${CARGO_TARGET_DIR:-}/release/nfkeeper" ../../target/release/nfkeeper; do
 		if [ -x "$b" ] && [ -f "$b" ]; then
 			NFKEEPER_BIN=$(cd "$(dirname "$b")" && pwd)/nfkeeper
 			export NFKEEPER_BIN
