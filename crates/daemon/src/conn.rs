@@ -337,6 +337,15 @@ impl Backend for Front<'_> {
     fn warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
     }
+
+    /// The daemon runs in the namespace it manages: its view of /proc and
+    /// of the kernel's tables is the namespace's.
+    fn others(&mut self, family: Family) -> iptables::tool::Others {
+        match nft::Socket::open() {
+            Ok(mut sock) => keeper::others::others(&mut sock, family),
+            Err(_) => iptables::tool::Others::default(),
+        }
+    }
 }
 
 /// A command in one line, for the log.
@@ -393,7 +402,7 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
                 warnings: Vec::new(),
             };
             let mut out = FrameWriter::new(s);
-            let code = tool::save(&prog, &a, &mut b, &mut out, &mut err);
+            let code = tool::save(&prog, family(f), &a, &mut b, &mut out, &mut err);
             out.end(&err, code)
         }
         Request::Restore {

@@ -126,7 +126,7 @@ fn save(
     let code = match crate::via_daemon::run(&req, prog, s, out) {
         Some(code) => code,
         None => match backend(family, s) {
-            Ok(mut b) => tool::save(prog, &a, b.as_mut(), out, err),
+            Ok(mut b) => tool::save(prog, family, &a, b.as_mut(), out, err),
             Err(msg) => {
                 let _ = writeln!(err, "{msg}");
                 1

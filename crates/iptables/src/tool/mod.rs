@@ -47,6 +47,46 @@ pub trait Backend {
     fn warnings(&mut self) -> Vec<String> {
         Vec::new()
     }
+    /// Other firewalls' tables in the namespace, which act on packets but
+    /// which this backend does not show (asked after listings and saves).
+    fn others(&mut self, _family: Family) -> Others {
+        Others::default()
+    }
+}
+
+/// Tables of other iptables backends in the network namespace.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Others {
+    /// Legacy xtables tables (`/proc/net/ip{,6}_tables_names` not empty).
+    pub legacy: bool,
+    /// iptables-nft's tables (nftables tables `filter`, `nat`, … of the
+    /// family).
+    pub nft: bool,
+}
+
+impl Others {
+    /// The warnings iptables-nft prints after a listing (`save`: after a
+    /// save) when legacy tables are present (its exact words), and the same
+    /// for iptables-nft's own tables, which nfkeeper does not show either.
+    pub fn warnings(self, family: Family, save: bool) -> Vec<String> {
+        let p = match family {
+            Family::Ipv4 => "ip",
+            Family::Ipv6 => "ip6",
+        };
+        let tail = if save { "-save" } else { "" };
+        let mut v = Vec::new();
+        if self.legacy {
+            v.push(format!(
+                "# Warning: {p}tables-legacy tables present, use {p}tables-legacy{tail} to see them"
+            ));
+        }
+        if self.nft {
+            v.push(format!(
+                "# Warning: {p}tables-nft tables present, use {p}tables-nft{tail} to see them"
+            ));
+        }
+        v
+    }
 }
 
 /// The first comment line of a saved table.
@@ -102,9 +142,16 @@ pub fn iptables(
         }
         _ => {}
     }
+    let listing = matches!(p.command, Command::List { .. } | Command::ListRules { .. });
     let code = match b.command(p) {
         Ok(text) => {
             let _ = out.write_all(text.as_bytes());
+            if listing {
+                let _ = out.flush();
+                for w in b.others(family).warnings(family, false) {
+                    let _ = writeln!(err, "{w}");
+                }
+            }
             0
         }
         Err(e) => {

@@ -2,7 +2,7 @@
 
 use super::{finish, Backend};
 use crate::parse::getopt::{getopt_long, HasArg, Item, LongOpt};
-use ruleset::TableKind;
+use ruleset::{Family, TableKind};
 use std::io::Write;
 
 /// What the command line asks for.
@@ -102,13 +102,20 @@ pub fn save_args(
 /// Run iptables-save; returns the exit code.
 pub fn save(
     prog: &str,
+    family: Family,
     a: &SaveArgs,
     b: &mut dyn Backend,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
     let code = match b.save(a.counters, a.table, prog, out) {
-        Ok(()) => 0,
+        Ok(()) => {
+            let _ = out.flush();
+            for w in b.others(family).warnings(family, true) {
+                let _ = writeln!(err, "{w}");
+            }
+            0
+        }
         Err(e) => {
             let _ = out.flush();
             let _ = err.write_all(e.render(prog, None).as_bytes());

@@ -209,6 +209,10 @@ impl Backend for Session {
     fn warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
     }
+
+    fn others(&mut self, family: Family) -> iptables::tool::Others {
+        crate::others::others(&mut self.sock, family)
+    }
 }
 
 /// When retries stop: `-w SECONDS` (or `-w` alone: never), else the
