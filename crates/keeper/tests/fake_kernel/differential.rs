@@ -283,8 +283,8 @@ fn file_restores(fam: Family, text: &str) -> Vec<(Family, String)> {
         }
         let candidate = format!("*{}\n-A {chain} {}\nCOMMIT\n", kind.name(), item[0]);
         // Keep what the model takes and keeper lowers (an offline restore
-        // with the kernel's planner).
-        if lowers(fam, &candidate) {
+        // with the kernel's planner) and this kernel can load.
+        if lowers(fam, &candidate) && loadable_here(fam, kind, &chain, item[0]) {
             lines.push(format!("-A {chain} {}", item[0]));
         }
     }
@@ -300,4 +300,46 @@ fn lowers(fam: Family, restore: &str) -> bool {
         // Refused by the fake, not by the planner: still a candidate.
         k.stats().batches > 0
     }
+}
+
+/// Whether this kernel can load the vector's rule: the xtables modules its
+/// compat expressions name exist here (`/proc/net/ip*_tables_*`; this
+/// kernel has no ipvs or LED), it needs no rate estimator (rateest: the
+/// vector file's set-up line makes one) and no named object. The fake has
+/// every module.
+fn loadable_here(fam: Family, kind: TableKind, chain: &str, body: &str) -> bool {
+    let Ok(words) = tokenize(&format!("-A {chain} {body}")) else {
+        return false;
+    };
+    let argv: Vec<&str> = words.iter().map(String::as_str).collect();
+    let o = ParseOpts {
+        family: fam,
+        restore: true,
+        table: Some(kind),
+        prog: "iptables",
+    };
+    let Ok(p) = parse(&argv, o) else {
+        return false;
+    };
+    let Some(rule) = p.rules.first() else {
+        return false;
+    };
+    let Ok(l) = compile::lower_rule(rule, fam, kind, chain) else {
+        return true;
+    };
+    // Named objects (SECMARK's secmark) are not created by the engine yet.
+    if !l.objects.is_empty() {
+        return false;
+    }
+    let proc_list = |what: &str| {
+        let p = if fam == Family::Ipv4 { "ip" } else { "ip6" };
+        std::fs::read_to_string(format!("/proc/net/{p}_tables_{what}")).unwrap_or_default()
+    };
+    let has = |list: &str, name: &str| list.lines().any(|l| l.trim() == name);
+    let (matches, targets) = (proc_list("matches"), proc_list("targets"));
+    l.exprs.iter().all(|e| match e {
+        nft::Expr::Match { name, .. } => name != "rateest" && has(&matches, name),
+        nft::Expr::Target { name, .. } => has(&targets, name),
+        _ => true,
+    })
 }
