@@ -284,14 +284,20 @@ impl Backend for Front<'_> {
             return r;
         }
         fresh(self.sh, self.who, self.family, prog);
+        // Policy counters change with every packet and no event: the
+        // model's are stale, so a save takes the kernel's (as direct mode).
+        let mut live = self.direct()?;
         let st = self.sh.read_lock();
         for kind in crate::warm::KINDS {
             if only.is_some_and(|o| o != kind) || (only.is_none() && !st.exists(self.family, kind))
             {
                 continue;
             }
+            let counters = live.policy_counters(kind).map_err(|e| e.to_iptables())?;
+            let mut table = String::new();
+            iptables::exec::save_table(st.model.table(self.family, kind), false, &mut table);
             let mut text = generated_line(prog);
-            iptables::exec::save_table(st.model.table(self.family, kind), false, &mut text);
+            text.push_str(&keeper::snapshot::save_text(&table, &counters));
             text.push_str(&completed_line());
             out.write_all(text.as_bytes())
                 .map_err(|e| iptables::Error::other(format!("writing the output: {e}")))?;

@@ -144,9 +144,7 @@ pub fn execute(t: &mut Table<Rule>, p: &Parsed, out: &mut String) -> Result<()> 
             }
             Ok(())
         }
-        Command::Zero { chain, num } => t
-            .zero(chain.as_deref(), *num)
-            .map_err(|e| map_err(Op::Other, e)),
+        Command::Zero { chain, num } => zero_counters(t, chain.as_deref(), *num, &p.flags, out),
         Command::NewChain(c) => {
             t.new_chain(c).map_err(|e| map_err(Op::Other, e))?;
             Ok(())
@@ -159,26 +157,48 @@ pub fn execute(t: &mut Table<Rule>, p: &Parsed, out: &mut String) -> Result<()> 
         },
         Command::Rename(old, new) => t.rename_chain(old, new).map_err(|e| map_err(Op::Rename, e)),
         Command::Policy(chain, policy, c) => t
-            .set_policy(chain, *policy, *c)
+            .set_policy(chain, *policy, Some(*c))
             .map_err(|e| map_err(Op::Policy, e)),
         Command::List { chain, num, zero } => {
             list_table(t, chain.as_deref(), *num, &p.flags, out)?;
             if *zero {
-                t.zero(chain.as_deref(), *num)
-                    .map_err(|e| map_err(Op::Other, e))?;
+                zero_counters(t, chain.as_deref(), *num, &p.flags, out)?;
             }
             Ok(())
         }
         Command::ListRules { chain, num, zero } => {
             list_rules(t, chain.as_deref(), *num, p.flags.verbose, out)?;
             if *zero {
-                t.zero(chain.as_deref(), *num)
-                    .map_err(|e| map_err(Op::Other, e))?;
+                zero_counters(t, chain.as_deref(), *num, &p.flags, out)?;
             }
             Ok(())
         }
         Command::Help | Command::Version => Ok(()),
     }
+}
+
+/// `-Z [CHAIN [N]]`: zero rule counters, and the policy counters of the
+/// built-in chains zeroed whole. With `-v`, a chain zeroed whole is named
+/// on stdout ("Zeroing chain `C'"), in listing order, as iptables does; a
+/// single rule (`N`) is zeroed silently.
+fn zero_counters(
+    t: &mut Table<Rule>,
+    chain: Option<&str>,
+    num: Option<usize>,
+    f: &ListFlags,
+    out: &mut String,
+) -> Result<()> {
+    t.zero(chain, num).map_err(|e| map_err(Op::Other, e))?;
+    if f.verbose && num.is_none() {
+        let names: Vec<String> = match chain {
+            Some(c) => vec![c.to_string()],
+            None => t.chains().iter().map(|c| c.name.to_string()).collect(),
+        };
+        for n in names {
+            let _ = writeln!(out, "Zeroing chain `{n}'");
+        }
+    }
+    Ok(())
 }
 
 /// The commands that only read `t` (listings without -Z, -C): run them on

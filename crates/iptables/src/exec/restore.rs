@@ -426,8 +426,9 @@ impl<'r> Restorer<'r> {
                     ))
                 }
             };
+            // Without --counters the policy counters restart from zero.
             let c = if counters_on { parsed.flatten() } else { None };
-            Command::Policy(chain.into(), p, c)
+            Command::Policy(chain.into(), p, c.unwrap_or_default())
         } else if t.chain(chain).is_some() {
             // An existing user chain is flushed (restore --noflush semantics).
             Command::Flush(Some(chain.into()))

@@ -505,7 +505,11 @@ impl<'a> State<'a> {
                     C_LIST_RULES
                 };
                 add_command(&mut self.cmd, c, C_ZERO | C_ZERO_NUM, invert)?;
-                self.chain = value.or_else(|| cur.next_plain());
+                // Without an argument the chain `-Z CHAIN` named stays.
+                let chain = value.or_else(|| cur.next_plain());
+                if chain.is_some() {
+                    self.chain = chain;
+                }
                 if let Some(n) = cur.next_plain() {
                     self.rulenum = Some(parse_rulenumber(n)?);
                 }
@@ -522,7 +526,9 @@ impl<'a> State<'a> {
                 }
                 if let Some(n) = cur.next_plain() {
                     self.rulenum = Some(parse_rulenumber(n)?);
-                    self.cmd = (self.cmd & !C_ZERO) | C_ZERO_NUM;
+                    // As iptables: a rule number makes the command zero
+                    // that rule only, dropping a -L/-S given before it.
+                    self.cmd = C_ZERO_NUM;
                 }
             }
             Main::NewChain => {

@@ -126,7 +126,7 @@ impl State<'_> {
                         ))
                     }
                 };
-                Command::Policy(chain.into(), policy, self.counters)
+                Command::Policy(chain.into(), policy, self.counters.unwrap_or_default())
             }
             c if c & (C_LIST | C_LIST_RULES) != 0 => {
                 let zero = c & (C_ZERO | C_ZERO_NUM) != 0;

@@ -53,7 +53,10 @@ pub enum Command {
     NewChain(String),
     DeleteChain(Option<String>),
     Rename(String, String),
-    Policy(String, Policy, Option<Counters>),
+    /// `-P CHAIN POLICY [-c P B]`: sets the policy and always the policy
+    /// counters too — to `-c`'s (or a restore line's `[P:B]` under
+    /// `--counters`), else to zero, as both iptables backends do.
+    Policy(String, Policy, Counters),
     Help,
     Version,
 }

@@ -255,8 +255,10 @@ impl Session {
     }
 
     /// The policy counters of table `kind`'s base chains, read live (they
-    /// change without a new generation): one get per base chain.
-    fn policy_counters(&mut self, kind: TableKind) -> Result<Vec<(String, Counters)>, Error> {
+    /// change without a new generation): one get per base chain. Chains
+    /// the kernel lacks are left out. Also what the daemon puts into a
+    /// save it answers from its model.
+    pub fn policy_counters(&mut self, kind: TableKind) -> Result<Vec<(String, Counters)>, Error> {
         let fam = compile::layout::nft_family(self.family);
         let tname = compile::layout::table_name(kind);
         let mut v = Vec::new();

@@ -301,8 +301,8 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// `-P CHAIN POLICY`: the base chain's policy (and counters, from a
-    /// restore's `:CHAIN POLICY [p:b]`).
+    /// `-P CHAIN POLICY`: the base chain's policy and its counters (`-c`'s,
+    /// or a restore's `:CHAIN POLICY [p:b]` under `--counters`; else zero).
     pub(crate) fn policy(
         &mut self,
         kind: TableKind,
@@ -319,9 +319,7 @@ impl Planner<'_> {
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let mut c = Chain::new(fam, &tname, chain);
         c.policy = Some(super::emit::nft_policy(policy));
-        if let Some(k) = counters {
-            c.counters = Some((k.bytes, k.packets));
-        }
+        c.counters = Some((counters.bytes, counters.packets));
         let tag = self.p.tag;
         self.p.batch.add(&c, tag);
         Ok(())
