@@ -223,11 +223,18 @@ impl Run {
     async fn lease(&mut self, c: &mut Client) -> Result<(etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream), String> {
         let t = self.cfg.etcd.command_timeout;
         if let Some(id) = self.lease {
-            let (mut k, mut s) = bounded(t, c.lease_keep_alive(id)).await?;
-            bounded(t, k.keep_alive()).await?;
-            match bounded(t, s.message()).await? {
-                Some(r) if r.ttl() > 0 => return Ok((k, s)),
-                _ => {}
+            // An expired lease answers with TTL 0 or "lease not found";
+            // either way a new one is granted below.
+            let old = async {
+                let (mut k, mut s) = bounded(t, c.lease_keep_alive(id)).await?;
+                bounded(t, k.keep_alive()).await?;
+                match bounded(t, s.message()).await? {
+                    Some(r) if r.ttl() > 0 => Ok(Some((k, s))),
+                    _ => Ok::<_, String>(None),
+                }
+            };
+            if let Ok(Some(ks)) = old.await {
+                return Ok(ks);
             }
         }
         M::add(&self.metrics.lease_grants);
