@@ -5,9 +5,11 @@
 //! one revision R — its keys (`P/hosts/HOST/`), its group and the group's
 //! rollout in one transaction, then the release it should hold unless
 //! cached (releases are immutable) — reconciles, writes its status if it
-//! changed, and watches those three keys from R+1. Any event newer than R
-//! makes it read the view again (level-triggered: the events only say
-//! when). A lost connection ends the session; the next one keeps the lease
+//! changed, and watches those three keys from R+1. An event on the group
+//! or the rollout carries the new document, which is folded in without a
+//! read (a change's etcd cost per host: the release, if not cached, and
+//! the status); an event on the host's own keys makes it read the view
+//! again (it may name another group). A lost connection ends the session; the next one keeps the lease
 //! if it is still alive and resumes the watches from R+1 without reading
 //! (etcd replays what happened meanwhile; a compacted history means one
 //! read), so an etcd restart costs each agent a watch and a keep-alive,
@@ -25,7 +27,7 @@ use crate::layout::{Group, Keys, Rollout, Status};
 use crate::metrics::Etcd as M;
 use crate::rollout::release_for;
 use etcd_client::{
-    Client, GetOptions, PutOptions, TxnOp, TxnOpResponse, WatchOptions, WatchStream,
+    Client, EventType, GetOptions, PutOptions, TxnOp, TxnOpResponse, WatchOptions, WatchStream,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -45,6 +47,15 @@ pub struct Config {
     pub debounce: Duration,
 }
 
+/// The host's documents as last read or folded from events.
+#[derive(Default)]
+struct View {
+    additions: Payload,
+    additions_rev: i64,
+    group: Option<Vec<u8>>,
+    rollout: Option<Vec<u8>>,
+}
+
 /// The state that outlives sessions.
 pub struct Run {
     pub cfg: Config,
@@ -52,7 +63,14 @@ pub struct Run {
     pub host: Arc<Mutex<Host>>,
     pub metrics: Arc<M>,
     want: Option<Want>,
-    /// Revision of the last view read (0: none yet).
+    /// The documents the want comes from.
+    view: View,
+    /// Revision of the last view read (0: none yet): events up to it are
+    /// in the view.
+    read_rev: i64,
+    /// The newest event folded (or `read_rev`): watches resume here. An
+    /// event at this revision may come again (on another key of the same
+    /// transaction); folding is idempotent.
     rev: i64,
     /// The group the watches follow.
     group: Option<String>,
@@ -74,6 +92,8 @@ impl Run {
             host: Arc::new(Mutex::new(host)),
             metrics,
             want: None,
+            view: View::default(),
+            read_rev: 0,
             rev: 0,
             group: None,
             releases: HashMap::new(),
@@ -95,7 +115,8 @@ impl Run {
         }
     }
 
-    /// Read the view (see the module doc) into `self.want` and `self.rev`.
+    /// Read the view (see the module doc) at one revision into
+    /// `self.view` and `self.rev`, then resolve it.
     async fn read_view(&mut self, c: &mut Client) -> Result<(), String> {
         let t = self.cfg.etcd.command_timeout;
         let hkey = self.keys.host(&self.cfg.host);
@@ -133,12 +154,8 @@ impl Run {
             break (hostkv, group, rollout, rev);
         };
         self.rev = rev;
+        self.read_rev = rev;
         self.group = guess.clone();
-        let Some(gname) = guess else {
-            self.want = None;
-            return Ok(());
-        };
-        let additions = payload_of(&kvs, &hkey);
         let additions_rev = kvs
             .iter()
             .filter(|kv| {
@@ -148,15 +165,48 @@ impl Run {
             .map(|kv| kv.mod_revision())
             .max()
             .unwrap_or(0);
-        let group: Group = match group {
-            Some(b) => serde_json::from_slice(&b).map_err(|e| format!("group {gname}: {e}"))?,
+        self.view = View {
+            additions: payload_of(&kvs, &hkey),
+            additions_rev,
+            group: group.map(|b| b.to_vec()),
+            rollout: rollout.map(|b| b.to_vec()),
+        };
+        self.resolve(c).await
+    }
+
+    /// Fold a watch event on the group's or the rollout's key into the
+    /// view (their documents come with the event: no read needed).
+    /// `false` for any other key (the host's own: read it all again).
+    fn fold(&mut self, key: &str, value: Option<&[u8]>) -> bool {
+        let Some(g) = &self.group else {
+            return false;
+        };
+        if key == self.keys.group(g) {
+            self.view.group = value.map(<[u8]>::to_vec);
+        } else if key == self.keys.rollout(g) {
+            self.view.rollout = value.map(<[u8]>::to_vec);
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// The release the view asks for (fetched unless cached) into
+    /// `self.want`.
+    async fn resolve(&mut self, c: &mut Client) -> Result<(), String> {
+        let Some(gname) = self.group.clone() else {
+            self.want = None;
+            return Ok(());
+        };
+        let group: Group = match &self.view.group {
+            Some(b) => serde_json::from_slice(b).map_err(|e| format!("group {gname}: {e}"))?,
             None => {
                 self.want = None;
                 return Err(format!("group {gname} does not exist"));
             }
         };
-        let rollout: Option<Rollout> = match rollout {
-            Some(b) => Some(serde_json::from_slice(&b).map_err(|e| format!("rollout {gname}: {e}"))?),
+        let rollout: Option<Rollout> = match &self.view.rollout {
+            Some(b) => Some(serde_json::from_slice(b).map_err(|e| format!("rollout {gname}: {e}"))?),
             None => None,
         };
         let rel = release_for(&self.cfg.host, &group, rollout.as_ref());
@@ -185,8 +235,8 @@ impl Run {
             group: gname,
             release: rel,
             payload,
-            additions,
-            additions_rev,
+            additions: self.view.additions.clone(),
+            additions_rev: self.view.additions_rev,
             drift: group.drift,
             keep_open: group.keep_open,
         });
@@ -246,7 +296,7 @@ impl Run {
 
     async fn watch(&mut self, c: &mut Client) -> Result<WatchStream, String> {
         let t = self.cfg.etcd.command_timeout;
-        let from = WatchOptions::new().with_start_revision(self.rev + 1);
+        let from = WatchOptions::new().with_start_revision(self.rev.max(self.read_rev + 1));
         M::add(&self.metrics.watches);
         let mut w = bounded(
             t,
@@ -265,6 +315,12 @@ impl Run {
     /// Read the view, reconcile, report.
     async fn refresh(&mut self, c: &mut Client) -> Result<(), String> {
         let r = self.read_view(c).await;
+        self.settle(c, r).await
+    }
+
+    /// Reconcile after the view was read or folded (`r`: how resolving
+    /// it went) and report.
+    async fn settle(&mut self, c: &mut Client, r: Result<(), String>) -> Result<(), String> {
         let mut st = self.reconcile().await;
         if let Err(e) = &r {
             st.error = e.clone();
@@ -332,26 +388,55 @@ impl Run {
         loop {
             tokio::select! {
                 m = w.message() => {
-                    let resp = match m {
+                    let mut resp = match m {
                         Ok(Some(r)) => r,
                         Ok(None) => return "the watch ended".into(),
                         Err(e) => return format!("watch: {e}"),
                     };
-                    let newer = resp.events().iter().any(|e| e.kv().is_some_and(|kv| kv.mod_revision() > self.rev));
-                    if resp.canceled() || newer {
-                        if newer {
+                    // Everything the stream holds now, so that one
+                    // transaction's events on several keys count once.
+                    let mut canceled = false;
+                    let mut read = false;
+                    let mut folded = false;
+                    loop {
+                        canceled |= resp.canceled();
+                        for e in resp.events() {
+                            let Some(kv) = e.kv() else { continue };
+                            if kv.mod_revision() <= self.read_rev {
+                                continue;
+                            }
                             M::add(&self.metrics.events);
+                            let v = (e.event_type() == EventType::Put).then(|| kv.value());
+                            match kv.key_str() {
+                                Ok(k) if !read && self.fold(k, v) => folded = true,
+                                _ => read = true,
+                            }
+                            self.rev = self.rev.max(kv.mod_revision());
                         }
-                        if let Err(e) = self.refresh(c).await {
-                            return e;
+                        match tokio::time::timeout(Duration::ZERO, w.message()).await {
+                            Ok(Ok(Some(r))) => resp = r,
+                            Ok(Ok(None)) => return "the watch ended".into(),
+                            Ok(Err(e)) => return format!("watch: {e}"),
+                            Err(_) => break,
                         }
-                        if resp.canceled() || self.group != group {
-                            group = self.group.clone();
-                            w = match self.watch(c).await {
-                                Ok(w) => w,
-                                Err(e) => return e,
-                            };
-                        }
+                    }
+                    let done = if read || canceled {
+                        self.refresh(c).await
+                    } else if folded {
+                        let r = self.resolve(c).await;
+                        self.settle(c, r).await
+                    } else {
+                        Ok(())
+                    };
+                    if let Err(e) = done {
+                        return e;
+                    }
+                    if canceled || self.group != group {
+                        group = self.group.clone();
+                        w = match self.watch(c).await {
+                            Ok(w) => w,
+                            Err(e) => return e,
+                        };
                     }
                 }
                 Some(()) = drift.recv() => {

@@ -35,6 +35,10 @@ ETCD OPTIONS (as etcdctl's, also from ETCDCTL_*): --endpoints A,B --cacert F --c
   --key F --user NAME[:PW] --password PW --dial-timeout D --command-timeout D
   --prefix P (default /nfkeeper)";
 
+/// A conditional write found its documents changed (by the controller,
+/// most often); the command is decided again from fresh reads.
+const CONFLICT: &str = "changed by someone else meanwhile; try again";
+
 /// A command's failure: the exit code and the message.
 type Fail = (i32, String);
 
@@ -88,7 +92,17 @@ pub async fn main(mut o: EtcdOpts, args: &[String]) -> i32 {
             return 1;
         }
     };
-    match command(&mut c, &o, &rest).await {
+    let mut res = command(&mut c, &o, &rest).await;
+    for _ in 0..10 {
+        match &res {
+            Err((1, m)) if m == CONFLICT => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                res = command(&mut c, &o, &rest).await;
+            }
+            _ => break,
+        }
+    }
+    match res {
         Ok(out) => {
             print!("{out}");
             0
@@ -197,7 +211,7 @@ async fn txn(c: &mut Client, o: &EtcdOpts, when: Vec<Compare>, ops: Vec<TxnOp>) 
         .await
         .map_err(fail)?;
     if !r.succeeded() {
-        return Err(fail("changed by someone else meanwhile; try again"));
+        return Err(fail(CONFLICT));
     }
     Ok(())
 }

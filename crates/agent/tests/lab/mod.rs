@@ -77,8 +77,21 @@ pub fn nfkeeper() -> Option<PathBuf> {
     None
 }
 
+/// The agent binary: cargo's for tests, else next to an example's
+/// directory (build it with `--bins`).
 pub fn agent_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_nfkeeper-agent"))
+    if let Some(p) = option_env!("CARGO_BIN_EXE_nfkeeper-agent") {
+        return PathBuf::from(p);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| {
+            e.ancestors()
+                .skip(1)
+                .map(|d| d.join("nfkeeper-agent"))
+                .find(|p| p.is_file())
+        })
+        .unwrap_or_else(|| PathBuf::from("nfkeeper-agent"))
 }
 
 fn run(args: &[&str]) -> Result<String, String> {
@@ -117,6 +130,8 @@ pub struct Lab {
     pub client: Option<Client>,
     /// Where agents' and etcd's output goes.
     pub logs: PathBuf,
+    /// etcd requests the lab itself made (to tell them from the fleet's).
+    pub calls: usize,
 }
 
 fn spawn_in(ns: &str, args: &[&str], log: &Path) -> Child {
@@ -167,6 +182,7 @@ impl Lab {
             hosts: Vec::new(),
             rt,
             client: None,
+            calls: 0,
         };
         run(&["ip", "netns", "add", &core]).expect("core namespace");
         for a in [
@@ -267,6 +283,7 @@ impl Lab {
         f: impl for<'a> FnOnce(&'a mut Client) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>> + Send,
     ) -> T {
         self.connect().expect("etcd");
+        self.calls += 1;
         let path = format!("/run/netns/{}", self.core);
         let rt = &self.rt;
         let c = self.client.as_mut().expect("connected");
@@ -283,6 +300,27 @@ impl Lab {
             .join()
             .expect("etcd thread")
         })
+    }
+
+    /// etcd's Prometheus metrics (its metrics URL on the core's loopback).
+    pub fn etcd_metrics(&self) -> String {
+        let path = format!("/run/netns/{}", self.core);
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let ns = std::fs::File::open(&path).expect("core namespace");
+            rustix::thread::move_into_link_name_space(
+                std::os::fd::AsFd::as_fd(&ns),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )
+            .expect("setns core");
+            let mut s = std::net::TcpStream::connect("127.0.0.1:2381").expect("etcd metrics");
+            s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").expect("request");
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+            out
+        })
+        .join()
+        .expect("metrics thread")
     }
 
     /// Every host's status (absent hosts left out).
