@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! cargo build --release --target x86_64-unknown-linux-gnu --bins --examples
-//! target/x86_64-unknown-linux-gnu/release/examples/fleet_scale --hosts 100 --changes 5
+//! target/x86_64-unknown-linux-gnu/release/examples/fleet_scale --hosts 100 --changes 5 \
+//!     [--rules 200] [--canary 100 --step 100] [--direct]
 //! ```
 
 #[path = "../tests/lab/mod.rs"]
@@ -41,12 +42,15 @@ fn etcd_counts(text: &str) -> (f64, f64) {
     let mut calls = 0.0;
     let mut watch_msgs = 0.0;
     for l in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((name, v)) = l.rsplit_once(' ') else { continue };
+        let Some((name, v)) = l.rsplit_once(' ') else {
+            continue;
+        };
         let v: f64 = v.parse().unwrap_or(0.0);
         if name.starts_with("grpc_server_handled_total") {
             calls += v;
         }
-        if name.starts_with("grpc_server_msg_sent_total") && name.contains("grpc_method=\"Watch\"") {
+        if name.starts_with("grpc_server_msg_sent_total") && name.contains("grpc_method=\"Watch\"")
+        {
             watch_msgs += v;
         }
     }
@@ -56,7 +60,12 @@ fn etcd_counts(text: &str) -> (f64, f64) {
 fn ruleset(n: usize, tag: usize) -> String {
     let mut s = String::from("*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -i lo -j ACCEPT\n-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n-A INPUT -p tcp --dport 22 -j ACCEPT\n");
     for i in 0..n {
-        s.push_str(&format!("-A INPUT -s 203.0.{}.{}/32 -p tcp --dport {} -j ACCEPT\n", (i >> 8) & 255, i & 255, 1000 + tag));
+        s.push_str(&format!(
+            "-A INPUT -s 203.0.{}.{}/32 -p tcp --dport {} -j ACCEPT\n",
+            (i >> 8) & 255,
+            i & 255,
+            1000 + tag
+        ));
     }
     s + "COMMIT\n"
 }
@@ -73,6 +82,8 @@ fn main() {
     let hosts = get("--hosts", 100);
     let changes = get("--changes", 5);
     let rules = get("--rules", 200);
+    let canary = get("--canary", 100);
+    let step = get("--step", 100);
     let direct = args.iter().any(|a| a == "--direct");
     if let Some(why) = lab::unavailable() {
         eprintln!("fleet_scale: {why}");
@@ -80,7 +91,17 @@ fn main() {
     }
     let mut lab = Lab::new();
     eprintln!("lab {} in {}", lab.id, lab.dir.display());
-    lab.fleet_ok(&["set-group", "web", "--ruleset", "web", "--canary", "100"]);
+    let (cs, ss) = (canary.to_string(), step.to_string());
+    lab.fleet_ok(&[
+        "set-group",
+        "web",
+        "--ruleset",
+        "web",
+        "--canary",
+        &cs,
+        "--step",
+        &ss,
+    ]);
     let t0 = Instant::now();
     for i in 0..hosts {
         let name = format!("h{i:03}");
@@ -96,7 +117,8 @@ fn main() {
         lab.start_agent(i, &extra);
     }
     eprintln!("{hosts} hosts up in {:?}", t0.elapsed());
-    lab.wait(Duration::from_secs(120), |s| s.len() == hosts).expect("every agent reports");
+    lab.wait(Duration::from_secs(120), |s| s.len() == hosts)
+        .expect("every agent reports");
 
     let names: Vec<String> = (0..hosts).map(|i| format!("h{i:03}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -124,12 +146,17 @@ fn main() {
         let started = lab.etcd(|c| {
             Box::pin(async move {
                 let r = c
-                    .get("/nfkeeper/history/web/", Some(etcd_client::GetOptions::new().with_prefix()))
+                    .get(
+                        "/nfkeeper/history/web/",
+                        Some(etcd_client::GetOptions::new().with_prefix()),
+                    )
                     .await
                     .expect("history");
                 r.kvs()
                     .iter()
-                    .filter_map(|kv| serde_json::from_slice::<agent::layout::Rollout>(kv.value()).ok())
+                    .filter_map(|kv| {
+                        serde_json::from_slice::<agent::layout::Rollout>(kv.value()).ok()
+                    })
                     .map(|r| r.started_ms)
                     .max()
                     .unwrap_or(0)
@@ -153,19 +180,53 @@ fn main() {
             after.0 - before.0 - own,
             after.1 - before.1,
         );
-        eprintln!("change {c}: p50 {} ms p99 {} ms max {} ms; etcd calls {} watch msgs {}", row.0, row.1, row.2, row.3, row.4);
+        eprintln!(
+            "change {c}: p50 {} ms p99 {} ms max {} ms; etcd calls {} watch msgs {}",
+            row.0, row.1, row.2, row.3, row.4
+        );
         rows.push(row);
     }
-    let agent_rss: Vec<u64> = lab.hosts.iter().filter_map(|h| h.agent.as_ref()).map(|c| rss_kb(c.id())).collect();
-    let daemon_rss: Vec<u64> = lab.hosts.iter().filter_map(|h| h.daemon.as_ref()).map(|c| rss_kb(c.id())).collect();
+    let agent_rss: Vec<u64> = lab
+        .hosts
+        .iter()
+        .filter_map(|h| h.agent.as_ref())
+        .map(|c| rss_kb(c.id()))
+        .collect();
+    let daemon_rss: Vec<u64> = lab
+        .hosts
+        .iter()
+        .filter_map(|h| h.daemon.as_ref())
+        .map(|c| rss_kb(c.id()))
+        .collect();
     let etcd_rss = lab.etcd.as_ref().map_or(0, |c| rss_kb(c.id()));
-    let mean = |v: &[u64]| if v.is_empty() { 0 } else { v.iter().sum::<u64>() / v.len() as u64 };
-    println!("## Fleet: {hosts} agents in {hosts} network namespaces, one etcd ({} mode)\n", if direct { "direct" } else { "daemon" });
-    println!("Ruleset of {} rules per change; rollout with a 100% canary (one stage).\n", rules + 3);
+    let mean = |v: &[u64]| {
+        if v.is_empty() {
+            0
+        } else {
+            v.iter().sum::<u64>() / v.len() as u64
+        }
+    };
+    println!(
+        "## Fleet: {hosts} agents in {hosts} network namespaces, one etcd ({} mode)\n",
+        if direct { "direct" } else { "daemon" }
+    );
+    println!(
+        "Ruleset of {} rules per change; rollout stages {:?}% (hold 0 s).\n",
+        rules + 3,
+        agent::rollout::stages(canary as u32, step as u32)
+    );
     println!("| change | p50 ms | p99 ms | max ms | etcd gRPC calls | etcd watch messages |");
     println!("|---:|---:|---:|---:|---:|---:|");
     for (i, r) in rows.iter().enumerate() {
-        println!("| {} | {} | {} | {} | {:.0} | {:.0} |", i + 1, r.0, r.1, r.2, r.3, r.4);
+        println!(
+            "| {} | {} | {} | {} | {:.0} | {:.0} |",
+            i + 1,
+            r.0,
+            r.1,
+            r.2,
+            r.3,
+            r.4
+        );
     }
     let mut all = lat_all.clone();
     println!(

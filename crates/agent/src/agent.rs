@@ -122,7 +122,10 @@ impl Run {
         let hkey = self.keys.host(&self.cfg.host);
         let mut guess = self.group.clone();
         let (kvs, group, rollout, rev) = loop {
-            let mut ops = vec![TxnOp::get(hkey.as_str(), Some(GetOptions::new().with_prefix()))];
+            let mut ops = vec![TxnOp::get(
+                hkey.as_str(),
+                Some(GetOptions::new().with_prefix()),
+            )];
             if let Some(g) = &guess {
                 ops.push(TxnOp::get(self.keys.group(g), None));
                 ops.push(TxnOp::get(self.keys.rollout(g), None));
@@ -159,8 +162,9 @@ impl Run {
         let additions_rev = kvs
             .iter()
             .filter(|kv| {
-                kv.key_str()
-                    .is_ok_and(|k| k.ends_with("/v4") || k.ends_with("/v6") || k.ends_with("/ipset"))
+                kv.key_str().is_ok_and(|k| {
+                    k.ends_with("/v4") || k.ends_with("/v6") || k.ends_with("/ipset")
+                })
             })
             .map(|kv| kv.mod_revision())
             .max()
@@ -206,7 +210,9 @@ impl Run {
             }
         };
         let rollout: Option<Rollout> = match &self.view.rollout {
-            Some(b) => Some(serde_json::from_slice(b).map_err(|e| format!("rollout {gname}: {e}"))?),
+            Some(b) => {
+                Some(serde_json::from_slice(b).map_err(|e| format!("rollout {gname}: {e}"))?)
+            }
             None => None,
         };
         let rel = release_for(&self.cfg.host, &group, rollout.as_ref());
@@ -220,7 +226,9 @@ impl Run {
                     M::add(&self.metrics.reads);
                     let p = release(c, &self.cfg.etcd, &group.ruleset, rel)
                         .await?
-                        .ok_or_else(|| format!("release {rel} of ruleset {} does not exist", group.ruleset))?;
+                        .ok_or_else(|| {
+                            format!("release {rel} of ruleset {} does not exist", group.ruleset)
+                        })?;
                     let p = Arc::new(p);
                     // Releases are immutable; a few cover a rollout and a rollback.
                     if self.releases.len() >= 4 {
@@ -270,7 +278,10 @@ impl Run {
 
     /// A live lease: the old one if etcd still has it, else a new one
     /// (then the status must be written again).
-    async fn lease(&mut self, c: &mut Client) -> Result<(etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream), String> {
+    async fn lease(
+        &mut self,
+        c: &mut Client,
+    ) -> Result<(etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream), String> {
         let t = self.cfg.etcd.command_timeout;
         if let Some(id) = self.lease {
             // An expired lease answers with TTL 0 or "lease not found";
@@ -300,7 +311,10 @@ impl Run {
         M::add(&self.metrics.watches);
         let mut w = bounded(
             t,
-            c.watch(self.keys.host(&self.cfg.host), Some(from.clone().with_prefix())),
+            c.watch(
+                self.keys.host(&self.cfg.host),
+                Some(from.clone().with_prefix()),
+            ),
         )
         .await?;
         if let Some(g) = &self.group {
@@ -346,11 +360,15 @@ impl Run {
             loop {
                 tokio::time::sleep(every).await;
                 let ok = match bounded(t, keeper.keep_alive()).await {
-                    Ok(()) => matches!(bounded(t, kstream.message()).await, Ok(Some(r)) if r.ttl() > 0),
+                    Ok(()) => {
+                        matches!(bounded(t, kstream.message()).await, Ok(Some(r)) if r.ttl() > 0)
+                    }
                     Err(_) => false,
                 };
                 if !ok {
-                    let _ = lost_tx.send("the lease expired or etcd went away".into()).await;
+                    let _ = lost_tx
+                        .send("the lease expired or etcd went away".into())
+                        .await;
                     return;
                 }
             }
@@ -366,7 +384,9 @@ impl Run {
         drift: &mut mpsc::Receiver<()>,
         lost: &mut mpsc::Receiver<String>,
     ) -> String {
-        self.metrics.connected.store(1, std::sync::atomic::Ordering::Relaxed);
+        self.metrics
+            .connected
+            .store(1, std::sync::atomic::Ordering::Relaxed);
         let resume = self.rev > 0 && self.written.is_some();
         if !resume {
             if let Err(e) = self.refresh(c).await {
@@ -472,8 +492,13 @@ impl Run {
             first = false;
             let t0 = tokio::time::Instant::now();
             let why = self.session(&mut drift).await;
-            self.metrics.connected.store(0, std::sync::atomic::Ordering::Relaxed);
-            eprintln!("nfkeeper-agent: {}: etcd session ended: {why}", self.cfg.host);
+            self.metrics
+                .connected
+                .store(0, std::sync::atomic::Ordering::Relaxed);
+            eprintln!(
+                "nfkeeper-agent: {}: etcd session ended: {why}",
+                self.cfg.host
+            );
             if t0.elapsed() > Duration::from_secs(10) {
                 backoff = Duration::from_millis(100);
             }

@@ -143,7 +143,11 @@ pub async fn apply_decision(
             ]
         }
     };
-    let resp = bounded(o.command_timeout, c.txn(Txn::new().when(when).and_then(ops))).await?;
+    let resp = bounded(
+        o.command_timeout,
+        c.txn(Txn::new().when(when).and_then(ops)),
+    )
+    .await?;
     Ok(resp.succeeded())
 }
 
@@ -191,7 +195,11 @@ async fn campaign(o: &EtcdOpts, name: &str, ttl: i64) -> String {
     let why = loop {
         let key = keys.controller();
         let txn = Txn::new()
-            .when(vec![Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
+            .when(vec![Compare::create_revision(
+                key.as_str(),
+                CompareOp::Equal,
+                0,
+            )])
             .and_then(vec![TxnOp::put(
                 key.as_str(),
                 name,
@@ -208,7 +216,10 @@ async fn campaign(o: &EtcdOpts, name: &str, ttl: i64) -> String {
         let rev = r.header().map_or(0, |h| h.revision());
         let mut w = match bounded(
             t,
-            c.watch(key.as_str(), Some(WatchOptions::new().with_start_revision(rev + 1))),
+            c.watch(
+                key.as_str(),
+                Some(WatchOptions::new().with_start_revision(rev + 1)),
+            ),
         )
         .await
         {
@@ -240,7 +251,12 @@ async fn campaign(o: &EtcdOpts, name: &str, ttl: i64) -> String {
 async fn lead(c: &mut Client, o: &EtcdOpts, lost: &mut mpsc::Receiver<()>) -> String {
     let keys = o.keys();
     let t = o.command_timeout;
-    let dirs = [keys.groups(), keys.rollouts(), keys.hosts(), keys.statuses()];
+    let dirs = [
+        keys.groups(),
+        keys.rollouts(),
+        keys.hosts(),
+        keys.statuses(),
+    ];
     let ops: Vec<TxnOp> = dirs
         .iter()
         .map(|d| TxnOp::get(d.as_str(), Some(GetOptions::new().with_prefix())))
@@ -260,7 +276,9 @@ async fn lead(c: &mut Client, o: &EtcdOpts, lost: &mut mpsc::Receiver<()>) -> St
             }
         }
     }
-    let from = WatchOptions::new().with_start_revision(rev + 1).with_prefix();
+    let from = WatchOptions::new()
+        .with_start_revision(rev + 1)
+        .with_prefix();
     let mut w = match bounded(t, c.watch(dirs[0].as_str(), Some(from.clone()))).await {
         Ok(w) => w,
         Err(e) => return e,
@@ -295,7 +313,9 @@ async fn lead(c: &mut Client, o: &EtcdOpts, lost: &mut mpsc::Receiver<()>) -> St
         let now = now_ms();
         let groups: Vec<String> = world.rollouts.keys().cloned().collect();
         for g in groups {
-            let Some(d) = world.decide(&g, now) else { continue };
+            let Some(d) = world.decide(&g, now) else {
+                continue;
+            };
             if matches!(d, Decision::Wait(_)) {
                 continue;
             }
@@ -318,7 +338,12 @@ mod tests {
     fn world_folds_keys() {
         let k = Keys::new("/n");
         let mut w = World::default();
-        w.set(&k, "/n/groups/web", Some(br#"{"ruleset":"web","release":5}"#), 3);
+        w.set(
+            &k,
+            "/n/groups/web",
+            Some(br#"{"ruleset":"web","release":5}"#),
+            3,
+        );
         w.set(&k, "/n/hosts/h1/group", Some(b"web\n"), 4);
         w.set(&k, "/n/hosts/h2/group", Some(b"web"), 4);
         w.set(&k, "/n/hosts/h3/group", Some(b"db"), 4);
@@ -335,7 +360,7 @@ mod tests {
         w.set(&k, "/n/hosts/h1/group", None, 8);
         assert_eq!(w.members_of("web").len(), 1);
         w.set(&k, "/n/status/h1", None, 9);
-        assert!(w.statuses.get("h1").is_none());
+        assert!(!w.statuses.contains_key("h1"));
         assert_eq!(w.decide("web", 0), None, "no rollout");
     }
 }

@@ -62,8 +62,7 @@ fn prog(f: Family) -> &'static str {
 /// Whether table `t` holds nothing (see the module doc).
 pub fn holds_nothing(t: &Table<Rule>) -> bool {
     t.rule_count() == 0
-        && t
-            .chains()
+        && t.chains()
             .iter()
             .all(|c| c.policy == Some(Policy::Accept) && c.len == 0)
 }
@@ -82,9 +81,8 @@ impl Side {
                 noflush: true,
                 ..RestoreOpts::new(f, prog(f))
             };
-            restore(&mut model, additions, &o).map_err(|e| {
-                format!("host additions: {}", e.render(prog(f)).trim_end())
-            })?;
+            restore(&mut model, additions, &o)
+                .map_err(|e| format!("host additions: {}", e.render(prog(f)).trim_end()))?;
         }
         let tables = ORDER
             .into_iter()
@@ -155,7 +153,12 @@ pub struct Desired {
 impl Desired {
     /// Release `release` of `p` with the host's additions (`add`, with
     /// its mod revision `additions`).
-    pub fn build(release: i64, p: &Payload, add: &Payload, additions: i64) -> Result<Desired, String> {
+    pub fn build(
+        release: i64,
+        p: &Payload,
+        add: &Payload,
+        additions: i64,
+    ) -> Result<Desired, String> {
         if !p.ipset.trim().is_empty() || !add.ipset.trim().is_empty() {
             return Err("release carries ipset sets, which this agent does not apply yet".into());
         }
@@ -257,7 +260,10 @@ mod tests {
         };
         let d = Desired::build(1, &payload(WEB), &add, 9).unwrap();
         let c = d.v4.canonical(Family::Ipv4);
-        assert!(c.contains("--dport 80 -j ACCEPT\n-A INPUT -s 192.0.2.1/32 -j ACCEPT\n"), "{c}");
+        assert!(
+            c.contains("--dport 80 -j ACCEPT\n-A INPUT -s 192.0.2.1/32 -j ACCEPT\n"),
+            "{c}"
+        );
         assert!(c.starts_with("*raw\n"), "{c}");
         let plain = Desired::build(1, &payload(WEB), &Payload::default(), 0).unwrap();
         assert_ne!(plain.digest, d.digest);
@@ -273,7 +279,11 @@ mod tests {
                 "release 3 v4: iptables-restore",
             ),
             ("*filter\n-A NOPE -j ACCEPT\nCOMMIT\n", "", "line 2"),
-            (WEB, "*filter\n-A INPUT -j NOWHERE\nCOMMIT\n", "host additions:"),
+            (
+                WEB,
+                "*filter\n-A INPUT -j NOWHERE\nCOMMIT\n",
+                "host additions:",
+            ),
         ];
         for (v4, add, want) in cases {
             let add = payload(add);

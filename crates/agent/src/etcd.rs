@@ -217,6 +217,11 @@ pub fn payload_of(kvs: &[etcd_client::KeyValue], dir: &str) -> Payload {
 }
 
 /// Release `rev` of ruleset `name` (`None` if it does not exist).
+///
+/// Releases are immutable, so the member the client talks to may answer
+/// from its own copy (a serializable read: the load of a stage's fetches
+/// spreads over the cluster); a member that has not caught up yet finds
+/// nothing, and then the leader is asked.
 pub async fn release(
     c: &mut Client,
     o: &EtcdOpts,
@@ -224,15 +229,16 @@ pub async fn release(
     rev: i64,
 ) -> Result<Option<Payload>, String> {
     let dir = o.keys().release(name, rev);
-    let r = bounded(
-        o.command_timeout,
-        c.get(dir.as_str(), Some(GetOptions::new().with_prefix())),
-    )
-    .await?;
-    if r.kvs().is_empty() {
-        return Ok(None);
+    for opts in [
+        GetOptions::new().with_prefix().with_serializable(),
+        GetOptions::new().with_prefix(),
+    ] {
+        let r = bounded(o.command_timeout, c.get(dir.as_str(), Some(opts))).await?;
+        if !r.kvs().is_empty() {
+            return Ok(Some(payload_of(r.kvs(), &dir)));
+        }
     }
-    Ok(Some(payload_of(r.kvs(), &dir)))
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -27,9 +27,11 @@ pub fn spawn(tx: Sender<()>) -> Result<(), String> {
                     }
                 };
                 for e in evs {
-                    if e.overrun {
-                        ours = true;
-                    } else if e.table.as_deref().is_some_and(|t| t.starts_with("nfkeeper_")) {
+                    if e.overrun
+                        || e.table
+                            .as_deref()
+                            .is_some_and(|t| t.starts_with("nfkeeper_"))
+                    {
                         ours = true;
                     }
                     if (e.genid.is_some() || e.overrun) && ours {

@@ -73,7 +73,12 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(name: &str, kernel: Box<dyn Kernel>, probes: Box<dyn ProbeSource>, force: bool) -> Host {
+    pub fn new(
+        name: &str,
+        kernel: Box<dyn Kernel>,
+        probes: Box<dyn ProbeSource>,
+        force: bool,
+    ) -> Host {
         Host {
             name: name.to_string(),
             kernel,
@@ -236,9 +241,7 @@ impl Host {
                 Ok(()) => done.push(f),
                 Err(e) => {
                     for &g in &done {
-                        let back = held
-                            .side(g)
-                            .restore_text(g, &d.side(g).tables);
+                        let back = held.side(g).restore_text(g, &d.side(g).tables);
                         let _ = self.kernel.restore(g, &back);
                     }
                     let what = match &e {

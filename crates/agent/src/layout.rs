@@ -31,8 +31,7 @@ pub fn valid_name(s: &str) -> bool {
         && s.len() <= 253
         && s != "."
         && s != ".."
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 

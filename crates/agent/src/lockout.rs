@@ -274,7 +274,8 @@ mod tests {
     #[test]
     fn etcd_and_declared_flows() {
         let eps: Vec<SocketAddr> = vec!["198.18.0.1:2379".parse().unwrap()];
-        let ssh = vec!["--hook input -s 198.18.9.9 -d 198.18.0.10 -p tcp --dport 22 -i eth0".to_string()];
+        let ssh =
+            vec!["--hook input -s 198.18.9.9 -d 198.18.0.10 -p tcp --dport 22 -i eth0".to_string()];
         let probes = probes(&eps, &ssh, &Fixed).unwrap();
         assert_eq!(probes.len(), 5);
         // (rules, Ok or the text the refusal must hold)
@@ -325,13 +326,19 @@ mod tests {
             };
             Desired::build(1, &p, &Payload::default(), 0).unwrap()
         };
-        assert_eq!(check(&mk("-A POSTROUTING -o eth0 -j MASQUERADE\n"), &probes), Ok(()));
+        assert_eq!(
+            check(&mk("-A POSTROUTING -o eth0 -j MASQUERADE\n"), &probes),
+            Ok(())
+        );
         let e = check(
             &mk("-A OUTPUT -p tcp --dport 2379 -j DNAT --to-destination 198.18.0.2\n"),
             &probes,
         )
         .unwrap_err();
-        assert!(e.contains("new connection out)") && e.contains("nat OUTPUT"), "{e}");
+        assert!(
+            e.contains("new connection out)") && e.contains("nat OUTPUT"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -94,7 +94,10 @@ fn parse(args: &[String], etcd: EtcdOpts) -> Result<Opts, String> {
                 .or_else(|| it.next().cloned())
                 .ok_or_else(|| format!("{k} needs a value"))
         };
-        let num = |v: String| v.parse::<u64>().map_err(|_| format!("{k}: not a number: {v}"));
+        let num = |v: String| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{k}: not a number: {v}"))
+        };
         match k {
             "--direct" => o.direct = true,
             "--force" => o.force = true,
@@ -225,7 +228,9 @@ fn main() {
         }
         Some("controller") => match parse(&args[1..], etcd) {
             Ok(o) => {
-                let name = o.host.unwrap_or_else(|| format!("controller-{}", hostname()));
+                let name = o
+                    .host
+                    .unwrap_or_else(|| format!("controller-{}", hostname()));
                 rt.block_on(agent::controller::run(o.etcd, name, o.ttl));
                 0
             }

@@ -40,21 +40,108 @@ pub fn render(c: &Counts, s: &Status, e: &Etcd) -> String {
     let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
     let mut o = String::new();
     let m = &mut o;
-    metric(m, "nfkeeper_agent_applies_total", "counter", "Restores applied (each one transaction per family).", c.applies);
-    metric(m, "nfkeeper_agent_apply_errors_total", "counter", "Applies the kernel refused or that broke off.", c.apply_errors);
-    metric(m, "nfkeeper_agent_refusals_total", "counter", "Desired states refused before applying (they do not parse).", c.refusals);
-    metric(m, "nfkeeper_agent_lockout_refusals_total", "counter", "Desired states refused because they would cut the host off.", c.lockouts);
-    metric(m, "nfkeeper_agent_drift_total", "counter", "Times the kernel was found changed by someone else.", c.drifts);
-    metric(m, "nfkeeper_agent_checks_total", "counter", "Reconciliations (kernel reads).", c.checks);
-    metric(m, "nfkeeper_agent_last_apply_seconds", "gauge", "Duration of the last apply.", c.last_apply_s);
-    metric(m, "nfkeeper_agent_in_sync", "gauge", "1 if the kernel holds the desired state.", u8::from(s.in_sync));
-    metric(m, "nfkeeper_agent_drift", "gauge", "1 while drift is reported and left alone.", u8::from(s.drift));
-    metric(m, "nfkeeper_agent_error", "gauge", "1 while the last reconciliation failed.", u8::from(!s.error.is_empty()));
-    metric(m, "nfkeeper_agent_applied_revision", "gauge", "The release the kernel holds.", s.revision);
-    metric(m, "nfkeeper_agent_desired_revision", "gauge", "The release the host should hold.", s.desired);
-    metric(m, "nfkeeper_agent_etcd_connected", "gauge", "1 while connected to etcd.", g(&e.connected));
-    metric(m, "nfkeeper_agent_etcd_reconnects_total", "counter", "Sessions with etcd after the first.", g(&e.reconnects));
-    let _ = writeln!(m, "# HELP nfkeeper_agent_etcd_requests_total Requests sent to etcd, by kind.");
+    metric(
+        m,
+        "nfkeeper_agent_applies_total",
+        "counter",
+        "Restores applied (each one transaction per family).",
+        c.applies,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_apply_errors_total",
+        "counter",
+        "Applies the kernel refused or that broke off.",
+        c.apply_errors,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_refusals_total",
+        "counter",
+        "Desired states refused before applying (they do not parse).",
+        c.refusals,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_lockout_refusals_total",
+        "counter",
+        "Desired states refused because they would cut the host off.",
+        c.lockouts,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_drift_total",
+        "counter",
+        "Times the kernel was found changed by someone else.",
+        c.drifts,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_checks_total",
+        "counter",
+        "Reconciliations (kernel reads).",
+        c.checks,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_last_apply_seconds",
+        "gauge",
+        "Duration of the last apply.",
+        c.last_apply_s,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_in_sync",
+        "gauge",
+        "1 if the kernel holds the desired state.",
+        u8::from(s.in_sync),
+    );
+    metric(
+        m,
+        "nfkeeper_agent_drift",
+        "gauge",
+        "1 while drift is reported and left alone.",
+        u8::from(s.drift),
+    );
+    metric(
+        m,
+        "nfkeeper_agent_error",
+        "gauge",
+        "1 while the last reconciliation failed.",
+        u8::from(!s.error.is_empty()),
+    );
+    metric(
+        m,
+        "nfkeeper_agent_applied_revision",
+        "gauge",
+        "The release the kernel holds.",
+        s.revision,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_desired_revision",
+        "gauge",
+        "The release the host should hold.",
+        s.desired,
+    );
+    metric(
+        m,
+        "nfkeeper_agent_etcd_connected",
+        "gauge",
+        "1 while connected to etcd.",
+        g(&e.connected),
+    );
+    metric(
+        m,
+        "nfkeeper_agent_etcd_reconnects_total",
+        "counter",
+        "Sessions with etcd after the first.",
+        g(&e.reconnects),
+    );
+    let _ = writeln!(
+        m,
+        "# HELP nfkeeper_agent_etcd_requests_total Requests sent to etcd, by kind."
+    );
     let _ = writeln!(m, "# TYPE nfkeeper_agent_etcd_requests_total counter");
     for (k, v) in [
         ("read", &e.reads),
@@ -62,9 +149,19 @@ pub fn render(c: &Counts, s: &Status, e: &Etcd) -> String {
         ("watch", &e.watches),
         ("lease_grant", &e.lease_grants),
     ] {
-        let _ = writeln!(m, "nfkeeper_agent_etcd_requests_total{{kind=\"{k}\"}} {}", g(v));
+        let _ = writeln!(
+            m,
+            "nfkeeper_agent_etcd_requests_total{{kind=\"{k}\"}} {}",
+            g(v)
+        );
     }
-    metric(m, "nfkeeper_agent_etcd_watch_events_total", "counter", "Watch responses that carried events.", g(&e.events));
+    metric(
+        m,
+        "nfkeeper_agent_etcd_watch_events_total",
+        "counter",
+        "Watch responses that carried events.",
+        g(&e.events),
+    );
     o
 }
 

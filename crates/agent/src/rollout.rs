@@ -95,7 +95,12 @@ fn threshold(ranks: &[u64], share: u32, floor: Option<u64>) -> (u64, usize) {
 
 /// The next step of running rollout `r`, given the group's members (host
 /// name and live status, if any) and the time (Unix ms).
-pub fn step(r: &Rollout, members: &[(&str, Option<&Status>)], hold_s: u64, now_ms: u64) -> Decision {
+pub fn step(
+    r: &Rollout,
+    members: &[(&str, Option<&Status>)],
+    hold_s: u64,
+    now_ms: u64,
+) -> Decision {
     let mut live: Vec<(&str, &Status)> = members
         .iter()
         .filter_map(|&(h, s)| s.map(|s| (h, s)))
@@ -228,7 +233,9 @@ mod tests {
             names.iter().cloned().zip(st.iter().cloned()).collect()
         };
         let view = |m: &[(String, Status)]| -> Vec<(String, Option<Status>)> {
-            m.iter().map(|(h, s)| (h.clone(), Some(s.clone()))).collect()
+            m.iter()
+                .map(|(h, s)| (h.clone(), Some(s.clone())))
+                .collect()
         };
         let mut stage_sizes = Vec::new();
         for round in 0..10 {
@@ -270,15 +277,42 @@ mod tests {
         let stale_err = status(10, 10, "old error", 0);
         type Case<'a> = (Vec<(&'a str, Option<&'a Status>)>, u64, u64, Decision);
         let cases: Vec<Case> = vec![
-            (vec![("a", Some(&ok)), ("b", Some(&behind))], 0, 5_000,
-             Decision::Wait("1 of 2 admitted hosts on release 20".into())),
-            (vec![("a", Some(&ok)), ("b", Some(&broken))], 0, 5_000,
-             Decision::Fail("b: lockout: etcd 198.18.0.1:2379".into())),
-            (vec![("a", Some(&ok)), ("b", Some(&stale_err))], 0, 5_000,
-             Decision::Wait("1 of 2 admitted hosts on release 20".into())),
-            (vec![("a", Some(&ok)), ("b", None)], 3, 2_500, Decision::Wait("holding 2 s more".into())),
-            (vec![("a", Some(&ok)), ("b", None)], 0, 2_500, Decision::Done),
-            (vec![("a", None)], 0, 2_500, Decision::Wait("no live host in the group".into())),
+            (
+                vec![("a", Some(&ok)), ("b", Some(&behind))],
+                0,
+                5_000,
+                Decision::Wait("1 of 2 admitted hosts on release 20".into()),
+            ),
+            (
+                vec![("a", Some(&ok)), ("b", Some(&broken))],
+                0,
+                5_000,
+                Decision::Fail("b: lockout: etcd 198.18.0.1:2379".into()),
+            ),
+            (
+                vec![("a", Some(&ok)), ("b", Some(&stale_err))],
+                0,
+                5_000,
+                Decision::Wait("1 of 2 admitted hosts on release 20".into()),
+            ),
+            (
+                vec![("a", Some(&ok)), ("b", None)],
+                3,
+                2_500,
+                Decision::Wait("holding 2 s more".into()),
+            ),
+            (
+                vec![("a", Some(&ok)), ("b", None)],
+                0,
+                2_500,
+                Decision::Done,
+            ),
+            (
+                vec![("a", None)],
+                0,
+                2_500,
+                Decision::Wait("no live host in the group".into()),
+            ),
         ];
         for (members, hold, now, want) in cases {
             assert_eq!(step(&r, &members, hold, now), want, "{members:?}");

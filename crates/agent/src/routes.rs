@@ -127,7 +127,8 @@ mod tests {
 
     #[test]
     fn proc_route_tables() {
-        let v4 = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
+        let v4 =
+            "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
 eth0\t00000000\t010012C6\t0003\t0\t0\t100\t00000000\t0\t0\t0\n\
 eth0\t000012C6\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0\n\
 mgmt\t000912C6\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";

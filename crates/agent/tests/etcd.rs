@@ -58,23 +58,36 @@ fn apply_update_rollout_rollback_and_refusals() {
     if skip() {
         return;
     }
-    let (mut lab, names) = fleet(3, &["--canary", "30", "--step", "35"]);
+    let (mut lab, names) = fleet(3, &["--canary", "30", "--step", "35", "--hold", "1"]);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     // Nothing assigned yet: the hosts report, untouched.
-    lab.wait(T, |s| s.len() == 3 && s.iter().all(|s| s.revision == 0 && s.in_sync)).expect("first statuses");
+    lab.wait(T, |s| {
+        s.len() == 3 && s.iter().all(|s| s.revision == 0 && s.in_sync)
+    })
+    .expect("first statuses");
 
     // First release.
     let r1 = publish(&mut lab, &rules(&[80]), V6);
     let out = lab.fleet_ok(&["rollout", "web"]);
     assert!(out.contains(&format!("rolling out release {r1}")), "{out}");
     let st = lab.wait_rev(&names, r1, T);
-    assert!(st.iter().all(|s| s.applies == 1 && s.mode == "daemon"), "{st:#?}");
+    assert!(
+        st.iter().all(|s| s.applies == 1 && s.mode == "daemon"),
+        "{st:#?}"
+    );
     for i in 0..3 {
-        assert!(lab.rules(i).contains("-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT"), "{}", lab.rules(i));
+        assert!(
+            lab.rules(i)
+                .contains("-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT"),
+            "{}",
+            lab.rules(i)
+        );
         let v6 = lab.nfk(i, &["ip6tables-save"]).unwrap();
         assert!(v6.contains("--dport 22"), "{v6}");
     }
-    // The group settles on it; the history has it.
+    // The group settles on it (after the hold); the same release again
+    // is refused.
+    lab.wait_fleet_status(&format!("ruleset web release {r1},"));
     let (code, _) = lab.fleet(&["rollout", "web"]);
     assert_eq!(code, 1, "the same release again is refused");
 
@@ -97,7 +110,10 @@ fn apply_update_rollout_rollback_and_refusals() {
     }
     assert!(seen_partial, "the canary stage was never seen on its own");
     let hist = lab.wait_history(2);
-    assert!(hist.contains(&format!("{r1} -> {r2} done stage 3/3")), "{hist}");
+    assert!(
+        hist.contains(&format!("{r1} -> {r2} done stage 3/3")),
+        "{hist}"
+    );
     assert!(lab.statuses().iter().all(|s| s.applies == 2));
 
     // Roll back at once.
@@ -109,15 +125,26 @@ fn apply_update_rollout_rollback_and_refusals() {
     // A ruleset the model refuses: the canary refuses it, the rollout
     // stops there, nobody's kernel changes.
     let before: Vec<String> = (0..3).map(|i| lab.rules(i)).collect();
-    let bad = publish(&mut lab, &rules(&[80]).replace("COMMIT", "-A INPUT -j NOWHERE\nCOMMIT"), V6);
+    let bad = publish(
+        &mut lab,
+        &rules(&[80]).replace("COMMIT", "-A INPUT -j NOWHERE\nCOMMIT"),
+        V6,
+    );
     let (code, out) = lab.fleet(&["rollout", "web"]);
     assert_eq!(code, 1, "checked before publishing: {out}");
     assert!(out.contains("line"), "{out}");
     lab.fleet_ok(&["rollout", "web", "--no-check"]);
     let st = lab
-        .wait(T, |s| s.iter().any(|s| s.desired == bad && s.error.starts_with("refused: release")))
+        .wait(T, |s| {
+            s.iter()
+                .any(|s| s.desired == bad && s.error.starts_with("refused: release"))
+        })
         .expect("the canary refuses");
-    assert_eq!(st.iter().filter(|s| s.desired == bad).count(), 1, "only the canary got it: {st:#?}");
+    assert_eq!(
+        st.iter().filter(|s| s.desired == bad).count(),
+        1,
+        "only the canary got it: {st:#?}"
+    );
     let out = lab.wait_fleet_status("failed");
     assert!(out.contains("rollout") && out.contains("failed"), "{out}");
     let after: Vec<String> = (0..3).map(|i| lab.rules(i)).collect();
@@ -130,11 +157,17 @@ fn apply_update_rollout_rollback_and_refusals() {
     let lock = publish(&mut lab, "*filter\n:INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j ACCEPT\nCOMMIT\n", V6);
     lab.fleet_ok(&["rollout", "web"]);
     let st = lab
-        .wait(T, |s| s.iter().any(|s| s.desired == lock && !s.error.is_empty()))
+        .wait(T, |s| {
+            s.iter().any(|s| s.desired == lock && !s.error.is_empty())
+        })
         .expect("lockout refused");
     let refused = st.iter().find(|s| s.desired == lock).unwrap();
     assert!(
-        refused.error.starts_with(&format!("refused: lockout: etcd {}:{} (replies in): DROP in filter INPUT", lab::CORE_ADDR, lab::PORT)),
+        refused.error.starts_with(&format!(
+            "refused: lockout: etcd {}:{} (replies in): DROP in filter INPUT",
+            lab::CORE_ADDR,
+            lab::PORT
+        )),
         "{refused:?}"
     );
     assert_eq!(before, (0..3).map(|i| lab.rules(i)).collect::<Vec<_>>());
@@ -153,10 +186,16 @@ fn drift_reasserted_or_reported_within_a_second() {
         lab.wait_rev(&[names[0].as_str()], r1, T);
         let want = lab.rules(0);
         let t0 = Instant::now();
-        lab.nfk(0, &["iptables", "-I", "INPUT", "-s", "198.18.9.9", "-j", "DROP"]).unwrap();
+        lab.nfk(
+            0,
+            &["iptables", "-I", "INPUT", "-s", "198.18.9.9", "-j", "DROP"],
+        )
+        .unwrap();
         if reasserted {
-            lab.wait(Duration::from_secs(1), |s| s[0].applies == 2 && s[0].in_sync)
-                .unwrap_or_else(|s| panic!("not re-asserted within 1 s: {s:#?}"));
+            lab.wait(Duration::from_secs(1), |s| {
+                s[0].applies == 2 && s[0].in_sync
+            })
+            .unwrap_or_else(|s| panic!("not re-asserted within 1 s: {s:#?}"));
             assert_eq!(lab.rules(0), want);
         } else {
             let s = lab
@@ -184,7 +223,12 @@ fn agent_killed_mid_apply_leaves_old_or_new() {
     let many = |n: usize, tag: u16| {
         let mut s = rules(&[80]).replace("COMMIT\n", "");
         for i in 0..n {
-            s.push_str(&format!("-A INPUT -s 10.{}.{}.{}/32 -p tcp --dport {tag} -j ACCEPT\n", i >> 16, (i >> 8) & 255, i & 255));
+            s.push_str(&format!(
+                "-A INPUT -s 10.{}.{}.{}/32 -p tcp --dport {tag} -j ACCEPT\n",
+                i >> 16,
+                (i >> 8) & 255,
+                i & 255
+            ));
         }
         s + "COMMIT\n"
     };
@@ -218,7 +262,11 @@ fn agent_killed_mid_apply_leaves_old_or_new() {
     let mut want_new = true;
     let mut rev = r_old;
     for offset_ms in [0u64, 100, 250, 500, 1000, 2000] {
-        rev = publish(&mut lab, if want_new { &new } else { &old }, if want_new { "" } else { V6 });
+        rev = publish(
+            &mut lab,
+            if want_new { &new } else { &old },
+            if want_new { "" } else { V6 },
+        );
         lab.fleet_ok(&["rollout", "web"]);
         let t0 = Instant::now();
         while !lab.agent_runs(0, "iptables-restore") {
@@ -277,8 +325,10 @@ fn partitioned_agent_expires_and_converges() {
     lab.wait_rev(&names, r1, T);
     lab.link(1, false);
     let t0 = Instant::now();
-    lab.wait(Duration::from_secs(10), |s| s.len() == 1 && s[0].host == names[0])
-        .unwrap_or_else(|s| panic!("the cut-off host's status did not expire: {s:#?}"));
+    lab.wait(Duration::from_secs(10), |s| {
+        s.len() == 1 && s[0].host == names[0]
+    })
+    .unwrap_or_else(|s| panic!("the cut-off host's status did not expire: {s:#?}"));
     eprintln!("status expired {:?} after the partition", t0.elapsed());
     // A change while it is away reaches the other host (the controller
     // does not wait for the missing one).
@@ -313,9 +363,10 @@ impl LabExt for Lab {
         let t0 = Instant::now();
         loop {
             let s = self.fleet_ok(&["status", "web"]);
-            if s.contains(word) || t0.elapsed() > T {
+            if s.contains(word) {
                 return s;
             }
+            assert!(t0.elapsed() < T, "fleet status never said {word:?}:\n{s}");
             std::thread::sleep(Duration::from_millis(50));
         }
     }

@@ -36,7 +36,9 @@ impl Kernel for Shared {
         let mut k = self.0.lock().unwrap();
         k.log.push(format!("restore {f:?}"));
         if k.refuse == Some(f) {
-            return Err(ApplyError::Refused("iptables-restore: line 2 failed".into()));
+            return Err(ApplyError::Refused(
+                "iptables-restore: line 2 failed".into(),
+            ));
         }
         let o = RestoreOpts::new(f, "iptables-restore");
         let mut rs = std::mem::take(&mut k.rs);
@@ -73,7 +75,8 @@ impl ProbeSource for Etcd {
 
 const OPEN: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 80 -j ACCEPT\nCOMMIT\n";
 const V2: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 443 -j ACCEPT\nCOMMIT\n*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -o eth9 -j MASQUERADE\nCOMMIT\n";
-const LOCKOUT: &str = "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
+const LOCKOUT: &str =
+    "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n";
 const V6: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 22 -j ACCEPT\nCOMMIT\n";
 
 fn want(release: i64, v4: &str, v6: &str) -> Want {
@@ -112,7 +115,11 @@ fn apply_update_and_no_double_apply() {
     assert_eq!(restores(&k), 0);
 
     let s = h.reconcile(Some(&want(5, OPEN, "")));
-    assert_eq!((s.revision, s.desired, s.in_sync, s.applies), (5, 5, true, 1), "{s:?}");
+    assert_eq!(
+        (s.revision, s.desired, s.in_sync, s.applies),
+        (5, 5, true, 1),
+        "{s:?}"
+    );
     assert_eq!(restores(&k), 1, "only v4 differs");
     // Nothing changed: nothing applied.
     let again = h.reconcile(Some(&want(5, OPEN, "")));
@@ -120,7 +127,11 @@ fn apply_update_and_no_double_apply() {
     assert_eq!(restores(&k), 0);
 
     let s2 = h.reconcile(Some(&want(6, V2, V6)));
-    assert_eq!((s2.revision, s2.in_sync, s2.applies), (6, true, 2), "{s2:?}");
+    assert_eq!(
+        (s2.revision, s2.in_sync, s2.applies),
+        (6, true, 2),
+        "{s2:?}"
+    );
     assert_eq!(restores(&k), 2);
     // A new agent on a host that holds the state applies nothing.
     let mut fresh = host(&k, false);
@@ -145,7 +156,9 @@ fn refusals_leave_the_kernel_alone() {
 
     let locked = h.reconcile(Some(&want(7, LOCKOUT, "")));
     assert!(
-        locked.error.starts_with("refused: lockout: etcd 198.18.0.1:2379 (replies in): DROP in filter INPUT"),
+        locked.error.starts_with(
+            "refused: lockout: etcd 198.18.0.1:2379 (replies in): DROP in filter INPUT"
+        ),
         "{locked:?}"
     );
     assert_eq!(restores(&k), 0);
@@ -180,7 +193,10 @@ fn drift_reasserted_or_reported() {
         // Someone else adds a rule.
         let mut other = k.clone();
         other
-            .restore(Family::Ipv4, &OPEN.replace("COMMIT", "-A INPUT -j DROP\nCOMMIT"))
+            .restore(
+                Family::Ipv4,
+                &OPEN.replace("COMMIT", "-A INPUT -j DROP\nCOMMIT"),
+            )
             .unwrap();
         restores(&k);
         let d = h.reconcile(Some(&w));
@@ -196,7 +212,16 @@ fn drift_reasserted_or_reported() {
 fn additions_and_group_flows() {
     let k = Shared::default();
     let mut h = host(&k, false);
-    let mut w = want(5, LOCKOUT.replace("COMMIT", "-A INPUT -m conntrack --ctstate ESTABLISHED -j ACCEPT\nCOMMIT").as_str(), "");
+    let mut w = want(
+        5,
+        LOCKOUT
+            .replace(
+                "COMMIT",
+                "-A INPUT -m conntrack --ctstate ESTABLISHED -j ACCEPT\nCOMMIT",
+            )
+            .as_str(),
+        "",
+    );
     w.keep_open = vec!["--hook input -s 198.18.9.9 -p tcp --dport 22".into()];
     let locked = h.reconcile(Some(&w));
     assert!(locked.error.contains("keep-open"), "{locked:?}");

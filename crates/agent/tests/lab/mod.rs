@@ -164,7 +164,11 @@ pub fn kill_group(c: &mut Child) {
 impl Lab {
     /// A core namespace with etcd, and no hosts yet.
     pub fn new() -> Lab {
-        let id = format!("nfkf{}x{}", std::process::id() % 100000, NEXT.fetch_add(1, Ordering::SeqCst));
+        let id = format!(
+            "nfkf{}x{}",
+            std::process::id() % 100000,
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
         let dir = std::env::temp_dir().join(format!("{id}-lab"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("lab dir");
@@ -188,7 +192,16 @@ impl Lab {
         for a in [
             vec!["ip", "-n", &core, "link", "set", "lo", "up"],
             vec!["ip", "-n", &core, "link", "add", "br0", "type", "bridge"],
-            vec!["ip", "-n", &core, "addr", "add", "198.18.0.1/16", "dev", "br0"],
+            vec![
+                "ip",
+                "-n",
+                &core,
+                "addr",
+                "add",
+                "198.18.0.1/16",
+                "dev",
+                "br0",
+            ],
             vec!["ip", "-n", &core, "link", "set", "br0", "up"],
         ] {
             run(&a).expect("core set-up");
@@ -232,7 +245,11 @@ impl Lab {
         self.client = None;
         let t0 = Instant::now();
         while self.connect().is_err() {
-            assert!(t0.elapsed() < Duration::from_secs(20), "etcd did not start; see {}", log.display());
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "etcd did not start; see {}",
+                log.display()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -263,8 +280,11 @@ impl Lab {
                 )
                 .expect("setns core");
                 rt.block_on(async {
-                    let o = etcd_client::ConnectOptions::new().with_connect_timeout(Duration::from_secs(1));
-                    let mut c = Client::connect([ep], Some(o)).await.map_err(|e| e.to_string())?;
+                    let o = etcd_client::ConnectOptions::new()
+                        .with_connect_timeout(Duration::from_secs(1));
+                    let mut c = Client::connect([ep], Some(o))
+                        .await
+                        .map_err(|e| e.to_string())?;
                     c.status().await.map_err(|e| e.to_string())?;
                     Ok::<_, String>(c)
                 })
@@ -280,7 +300,11 @@ impl Lab {
     /// connection broken by an etcd restart is re-made there).
     pub fn etcd<T: Send>(
         &mut self,
-        f: impl for<'a> FnOnce(&'a mut Client) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>> + Send,
+        f: impl for<'a> FnOnce(
+                &'a mut Client,
+            )
+                -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>
+            + Send,
     ) -> T {
         self.connect().expect("etcd");
         self.calls += 1;
@@ -314,7 +338,8 @@ impl Lab {
             )
             .expect("setns core");
             let mut s = std::net::TcpStream::connect("127.0.0.1:2381").expect("etcd metrics");
-            s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").expect("request");
+            s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n")
+                .expect("request");
             let mut out = String::new();
             let _ = s.read_to_string(&mut out);
             out
@@ -345,7 +370,9 @@ impl Lab {
 
     pub fn put(&mut self, key: &str, value: &str) {
         let (k, v) = (key.to_string(), value.to_string());
-        self.etcd(move |c| Box::pin(async move { c.put(k, v, None).await.map(|_| ()).expect("put") }));
+        self.etcd(move |c| {
+            Box::pin(async move { c.put(k, v, None).await.map(|_| ()).expect("put") })
+        });
     }
 
     /// `nfkeeper-agent fleet ARGS` in the core namespace: (exit code,
@@ -363,7 +390,11 @@ impl Lab {
             .expect("fleet");
         (
             o.status.code().unwrap_or(-1),
-            format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
         )
     }
 
@@ -390,10 +421,24 @@ impl Lab {
         run(&["ip", "netns", "add", &ns]).expect("host namespace");
         let veth = format!("v{i}");
         for a in [
-            vec!["ip", "-n", &self.core, "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &ns],
-            vec!["ip", "-n", &self.core, "link", "set", &veth, "master", "br0", "up"],
+            vec![
+                "ip", "-n", &self.core, "link", "add", &veth, "type", "veth", "peer", "name",
+                "eth0", "netns", &ns,
+            ],
+            vec![
+                "ip", "-n", &self.core, "link", "set", &veth, "master", "br0", "up",
+            ],
             vec!["ip", "-n", &ns, "link", "set", "lo", "up"],
-            vec!["ip", "-n", &ns, "addr", "add", &format!("{addr}/16"), "dev", "eth0"],
+            vec![
+                "ip",
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{addr}/16"),
+                "dev",
+                "eth0",
+            ],
             vec!["ip", "-n", &ns, "link", "set", "eth0", "up"],
         ] {
             run(&a).expect("host set-up");
@@ -408,13 +453,20 @@ impl Lab {
         };
         if daemon {
             let bin = nfkeeper().expect("nfkeeper");
-            h.daemon = Some(spawn_in(&h.ns, &[bin.to_str().expect("utf-8"), "serve", "--quiet"], &self.logs));
+            h.daemon = Some(spawn_in(
+                &h.ns,
+                &[bin.to_str().expect("utf-8"), "serve", "--quiet"],
+                &self.logs,
+            ));
         }
         self.hosts.push(h);
         if daemon {
             let t0 = Instant::now();
             while self.nfk(i, &["status"]).is_err() {
-                assert!(t0.elapsed() < Duration::from_secs(20), "daemon of {name} did not start");
+                assert!(
+                    t0.elapsed() < Duration::from_secs(20),
+                    "daemon of {name} did not start"
+                );
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -478,7 +530,13 @@ impl Lab {
     /// `nfkeeper ARGS` in host `i`'s namespace (stdout, or the error).
     pub fn nfk(&self, i: usize, args: &[&str]) -> Result<String, String> {
         let bin = nfkeeper().expect("nfkeeper");
-        let mut a = vec!["ip", "netns", "exec", &self.hosts[i].ns, bin.to_str().expect("utf-8")];
+        let mut a = vec![
+            "ip",
+            "netns",
+            "exec",
+            &self.hosts[i].ns,
+            bin.to_str().expect("utf-8"),
+        ];
         a.extend_from_slice(args);
         run(&a)
     }
@@ -495,7 +553,11 @@ impl Lab {
 
     /// Wait up to `t` for `ok` over the statuses; the last statuses if it
     /// never held.
-    pub fn wait(&mut self, t: Duration, mut ok: impl FnMut(&[Status]) -> bool) -> Result<Vec<Status>, Vec<Status>> {
+    pub fn wait(
+        &mut self,
+        t: Duration,
+        mut ok: impl FnMut(&[Status]) -> bool,
+    ) -> Result<Vec<Status>, Vec<Status>> {
         let t0 = Instant::now();
         loop {
             let s = self.statuses();
@@ -518,13 +580,25 @@ impl Lab {
         });
         match r {
             Ok(s) => s,
-            Err(s) => panic!("hosts {names:?} not on release {rev} in {t:?}: {s:#?}\nlogs: {}", self.logs.display()),
+            Err(s) => panic!(
+                "hosts {names:?} not on release {rev} in {t:?}: {s:#?}\nlogs: {}",
+                self.logs.display()
+            ),
         }
     }
 
     /// Set link `eth0` of host `i` up or down (a partition).
     pub fn link(&self, i: usize, up: bool) {
-        run(&["ip", "-n", &self.hosts[i].ns, "link", "set", "eth0", if up { "up" } else { "down" }]).expect("link");
+        run(&[
+            "ip",
+            "-n",
+            &self.hosts[i].ns,
+            "link",
+            "set",
+            "eth0",
+            if up { "up" } else { "down" },
+        ])
+        .expect("link");
     }
 
     /// The mod revision of the ruleset head (what `fleet rollout` names
@@ -533,8 +607,15 @@ impl Lab {
         let k = format!("/nfkeeper/rulesets/{name}/");
         self.etcd(move |c| {
             Box::pin(async move {
-                let r = c.get(k, Some(GetOptions::new().with_prefix())).await.expect("get");
-                r.kvs().iter().map(|kv| kv.mod_revision()).max().unwrap_or(0)
+                let r = c
+                    .get(k, Some(GetOptions::new().with_prefix()))
+                    .await
+                    .expect("get");
+                r.kvs()
+                    .iter()
+                    .map(|kv| kv.mod_revision())
+                    .max()
+                    .unwrap_or(0)
             })
         })
     }

@@ -3,13 +3,15 @@
 //! there. Exit codes: 0 done, 1 refused or failed (the message says why),
 //! 2 usage.
 
-use crate::controller::{history_key, json, World};
-use crate::desired::{Desired, Payload};
-use crate::etcd::{bounded, payload_of, EtcdOpts};
+use crate::controller::{json, World};
+use crate::etcd::{bounded, EtcdOpts};
 use crate::layout::{now_ms, valid_name, DriftPolicy, Group, Rollout, RolloutState};
-use crate::rollout::{active, stages};
 use etcd_client::{Client, Compare, CompareOp, GetOptions, SortOrder, SortTarget, Txn, TxnOp};
 use std::fmt::Write as _;
+
+mod rollouts;
+
+use rollouts::{rollback, start_rollout};
 
 pub const USAGE: &str = "\
 usage: nfkeeper fleet [ETCD OPTIONS] COMMAND ...
@@ -133,7 +135,9 @@ fn flags(args: &[String], with_value: &[&str], bare: &[&str]) -> Result<Flags, F
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if with_value.contains(&a.as_str()) {
-            let v = it.next().ok_or_else(|| usage(format!("{a} needs a value")))?;
+            let v = it
+                .next()
+                .ok_or_else(|| usage(format!("{a} needs a value")))?;
             f.pairs.push((a.clone(), v.clone()));
         } else if bare.contains(&a.as_str()) {
             f.bare.push(a.clone());
@@ -148,14 +152,25 @@ fn flags(args: &[String], with_value: &[&str], bare: &[&str]) -> Result<Flags, F
 
 impl Flags {
     fn get(&self, k: &str) -> Option<&str> {
-        self.pairs.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.as_str())
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
     }
     fn all(&self, k: &str) -> Vec<String> {
-        self.pairs.iter().filter(|(n, _)| n == k).map(|(_, v)| v.clone()).collect()
+        self.pairs
+            .iter()
+            .filter(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .collect()
     }
     fn num<T: std::str::FromStr>(&self, k: &str) -> Result<Option<T>, Fail> {
         self.get(k)
-            .map(|v| v.parse().map_err(|_| usage(format!("{k}: not a number: {v}"))))
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| usage(format!("{k}: not a number: {v}")))
+            })
             .transpose()
     }
     fn has(&self, k: &str) -> bool {
@@ -167,7 +182,9 @@ impl Flags {
         }
         for s in &self.operands {
             if !valid_name(s) {
-                return Err(usage(format!("invalid name {s:?} (letters, digits, . _ -)")));
+                return Err(usage(format!(
+                    "invalid name {s:?} (letters, digits, . _ -)"
+                )));
             }
         }
         Ok(self.operands.clone())
@@ -177,15 +194,20 @@ impl Flags {
 fn read_input(path: &str) -> Result<String, Fail> {
     if path == "-" {
         let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| fail(e.to_string()))?;
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| fail(e.to_string()))?;
         return Ok(s);
     }
     std::fs::read_to_string(path).map_err(|e| fail(format!("{path}: {e}")))
 }
 
 async fn get_one(c: &mut Client, o: &EtcdOpts, key: &str) -> Result<Option<(Vec<u8>, i64)>, Fail> {
-    let r = bounded(o.command_timeout, c.get(key, None)).await.map_err(fail)?;
-    Ok(r.kvs().first().map(|kv| (kv.value().to_vec(), kv.mod_revision())))
+    let r = bounded(o.command_timeout, c.get(key, None))
+        .await
+        .map_err(fail)?;
+    Ok(r.kvs()
+        .first()
+        .map(|kv| (kv.value().to_vec(), kv.mod_revision())))
 }
 
 async fn group(c: &mut Client, o: &EtcdOpts, g: &str) -> Result<(Group, i64), Fail> {
@@ -206,10 +228,18 @@ async fn rollout_of(c: &mut Client, o: &EtcdOpts, g: &str) -> Result<Option<(Rol
     }
 }
 
-async fn txn(c: &mut Client, o: &EtcdOpts, when: Vec<Compare>, ops: Vec<TxnOp>) -> Result<(), Fail> {
-    let r = bounded(o.command_timeout, c.txn(Txn::new().when(when).and_then(ops)))
-        .await
-        .map_err(fail)?;
+async fn txn(
+    c: &mut Client,
+    o: &EtcdOpts,
+    when: Vec<Compare>,
+    ops: Vec<TxnOp>,
+) -> Result<(), Fail> {
+    let r = bounded(
+        o.command_timeout,
+        c.txn(Txn::new().when(when).and_then(ops)),
+    )
+    .await
+    .map_err(fail)?;
     if !r.succeeded() {
         return Err(fail(CONFLICT));
     }
@@ -262,7 +292,13 @@ async fn command(c: &mut Client, o: &EtcdOpts, args: &[String]) -> Result<String
             r.updated_ms = now_ms();
             r.reason = format!("{cmd}d by an operator");
             let k = keys.rollout(g);
-            txn(c, o, vec![unchanged(&k, m)], vec![TxnOp::put(k.as_str(), json(&r).map_err(fail)?, None)]).await?;
+            txn(
+                c,
+                o,
+                vec![unchanged(&k, m)],
+                vec![TxnOp::put(k.as_str(), json(&r).map_err(fail)?, None)],
+            )
+            .await?;
             Ok(format!("group {g}: rollout to release {} {cmd}d\n", r.to))
         }
         "rollback" => {
@@ -276,7 +312,14 @@ async fn command(c: &mut Client, o: &EtcdOpts, args: &[String]) -> Result<String
             let dir = keys.history(g);
             let r = bounded(
                 o.command_timeout,
-                c.get(dir.as_str(), Some(GetOptions::new().with_prefix().with_sort(SortTarget::Key, SortOrder::Ascend))),
+                c.get(
+                    dir.as_str(),
+                    Some(
+                        GetOptions::new()
+                            .with_prefix()
+                            .with_sort(SortTarget::Key, SortOrder::Ascend),
+                    ),
+                ),
             )
             .await
             .map_err(fail)?;
@@ -319,14 +362,30 @@ async fn command(c: &mut Client, o: &EtcdOpts, args: &[String]) -> Result<String
             Ok(String::new())
         }
         "set-group" => {
-            let f = flags(rest, &["--ruleset", "--drift", "--canary", "--step", "--hold", "--keep-open"], &[])?;
+            let f = flags(
+                rest,
+                &[
+                    "--ruleset",
+                    "--drift",
+                    "--canary",
+                    "--step",
+                    "--hold",
+                    "--keep-open",
+                ],
+                &[],
+            )?;
             let g = &f.names(1, "GROUP")?[0];
             let k = keys.group(g);
             let old = get_one(c, o, &k).await?;
             let (mut grp, m) = match &old {
-                Some((b, m)) => (serde_json::from_slice(b).map_err(|e| fail(format!("group {g}: {e}")))?, *m),
+                Some((b, m)) => (
+                    serde_json::from_slice(b).map_err(|e| fail(format!("group {g}: {e}")))?,
+                    *m,
+                ),
                 None => {
-                    let rs = f.get("--ruleset").ok_or_else(|| usage("a new group needs --ruleset"))?;
+                    let rs = f
+                        .get("--ruleset")
+                        .ok_or_else(|| usage("a new group needs --ruleset"))?;
                     (Group::new(rs), 0)
                 }
             };
@@ -355,13 +414,29 @@ async fn command(c: &mut Client, o: &EtcdOpts, args: &[String]) -> Result<String
                 }
                 grp.keep_open = ko;
             }
-            txn(c, o, vec![unchanged(&k, m)], vec![TxnOp::put(k.as_str(), json(&grp).map_err(fail)?, None)]).await?;
+            txn(
+                c,
+                o,
+                vec![unchanged(&k, m)],
+                vec![TxnOp::put(k.as_str(), json(&grp).map_err(fail)?, None)],
+            )
+            .await?;
             Ok(String::new())
         }
         "assign" => {
             let f = flags(rest, &[], &[])?;
             let n = f.names(2, "HOST GROUP")?;
-            txn(c, o, vec![], vec![TxnOp::put(format!("{}group", keys.host(&n[0])), n[1].as_str(), None)]).await?;
+            txn(
+                c,
+                o,
+                vec![],
+                vec![TxnOp::put(
+                    format!("{}group", keys.host(&n[0])),
+                    n[1].as_str(),
+                    None,
+                )],
+            )
+            .await?;
             Ok(String::new())
         }
         "set-additions" => {
@@ -402,172 +477,22 @@ fn drift_name(d: DriftPolicy) -> &'static str {
     }
 }
 
-async fn start_rollout(c: &mut Client, o: &EtcdOpts, g: &str, f: &Flags) -> Result<String, Fail> {
-    let keys = o.keys();
-    let (grp, gmod) = group(c, o, g).await?;
-    let head = keys.ruleset(&grp.ruleset);
-    let r = bounded(o.command_timeout, c.get(head.as_str(), Some(GetOptions::new().with_prefix())))
-        .await
-        .map_err(fail)?;
-    let rev = r.kvs().iter().map(|kv| kv.mod_revision()).max().unwrap_or(0);
-    if rev == 0 {
-        return Err(fail(format!("ruleset {} has nothing under {head}", grp.ruleset)));
-    }
-    let payload: Payload = payload_of(r.kvs(), &head);
-    if !f.has("--no-check") {
-        Desired::build(rev, &payload, &Payload::default(), 0)
-            .map_err(|e| fail(format!("ruleset {}: {e}", grp.ruleset)))?;
-    }
-    let old = rollout_of(c, o, g).await?;
-    if old.as_ref().is_some_and(|(r, _)| active(r) && r.to == rev) {
-        return Err(fail(format!("release {rev} is already rolling out to group {g}")));
-    }
-    if grp.release == rev && old.as_ref().is_none_or(|(r, _)| !active(r)) {
-        return Err(fail(format!("group {g} already holds release {rev}")));
-    }
-    let now = now_ms();
-    let r = Rollout {
-        id: random_id(),
-        ruleset: grp.ruleset.clone(),
-        from: grp.release,
-        to: rev,
-        state: RolloutState::Running,
-        stages: stages(f.num("--canary")?.unwrap_or(grp.canary), f.num("--step")?.unwrap_or(grp.step)),
-        stage: 0,
-        admit_below: None,
-        admitted: 0,
-        started_ms: now,
-        stage_ms: now,
-        updated_ms: now,
-        reason: String::new(),
-    };
-    let rkey = keys.rollout(g);
-    let mut when = vec![unchanged(&keys.group(g), gmod), unchanged(&rkey, old.as_ref().map_or(0, |x| x.1))];
-    let mut ops = Vec::new();
-    let rel = keys.release(&grp.ruleset, rev);
-    if bounded(o.command_timeout, c.get(rel.as_str(), Some(GetOptions::new().with_prefix().with_count_only())))
-        .await
-        .map_err(fail)?
-        .count()
-        == 0
-    {
-        for (fam, text) in [("v4", &payload.v4), ("v6", &payload.v6), ("ipset", &payload.ipset)] {
-            if !text.is_empty() {
-                let k = format!("{rel}{fam}");
-                when.push(Compare::create_revision(k.as_str(), CompareOp::Equal, 0));
-                ops.push(TxnOp::put(k, text.as_str(), None));
-            }
-        }
-    }
-    if let Some((mut old, _)) = old.filter(|(r, _)| active(r)) {
-        old.state = RolloutState::Aborted;
-        old.reason = format!("superseded by release {rev}");
-        old.updated_ms = now;
-        ops.push(TxnOp::put(history_key(&keys, g, &old), json(&old).map_err(fail)?, None));
-    }
-    ops.push(TxnOp::put(rkey.as_str(), json(&r).map_err(fail)?, None));
-    txn(c, o, when, ops).await?;
-    Ok(format!(
-        "group {g}: rolling out release {rev} of ruleset {} (from {}), stages {:?}%\n",
-        grp.ruleset, grp.release, r.stages
-    ))
-}
-
-async fn rollback(c: &mut Client, o: &EtcdOpts, g: &str, now_all: bool) -> Result<String, Fail> {
-    let keys = o.keys();
-    let (mut grp, gmod) = group(c, o, g).await?;
-    let rkey = keys.rollout(g);
-    if let Some((mut r, m)) = rollout_of(c, o, g).await?.filter(|(r, _)| active(r)) {
-        r.state = RolloutState::Aborted;
-        r.reason = "rolled back by an operator".into();
-        r.updated_ms = now_ms();
-        txn(
-            c,
-            o,
-            vec![unchanged(&rkey, m)],
-            vec![TxnOp::delete(rkey.as_str(), None), TxnOp::put(history_key(&keys, g, &r), json(&r).map_err(fail)?, None)],
-        )
-        .await?;
-        return Ok(format!("group {g}: rollout to release {} aborted; hosts return to release {}\n", r.to, r.from));
-    }
-    // The release before the current one: the last finished rollout to it.
-    let dir = keys.history(g);
-    let h = bounded(o.command_timeout, c.get(dir.as_str(), Some(GetOptions::new().with_prefix())))
-        .await
-        .map_err(fail)?;
-    let prev = h
-        .kvs()
-        .iter()
-        .rev()
-        .filter_map(|kv| serde_json::from_slice::<Rollout>(kv.value()).ok())
-        .find(|r| r.state == RolloutState::Done && r.to == grp.release && r.from != 0)
-        .map(|r| r.from)
-        .ok_or_else(|| fail(format!("group {g}: no earlier release to roll back to")))?;
-    if now_all {
-        let now = now_ms();
-        let rec = Rollout {
-            id: random_id(),
-            ruleset: grp.ruleset.clone(),
-            from: grp.release,
-            to: prev,
-            state: RolloutState::Done,
-            stages: vec![100],
-            stage: 0,
-            admit_below: Some(u64::MAX),
-            admitted: 0,
-            started_ms: now,
-            stage_ms: now,
-            updated_ms: now,
-            reason: "rolled back at once by an operator".into(),
-        };
-        grp.release = prev;
-        let gk = keys.group(g);
-        txn(
-            c,
-            o,
-            vec![unchanged(&gk, gmod), unchanged(&rkey, 0)],
-            vec![
-                TxnOp::put(gk.as_str(), json(&grp).map_err(fail)?, None),
-                TxnOp::put(history_key(&keys, g, &rec), json(&rec).map_err(fail)?, None),
-            ],
-        )
-        .await?;
-        return Ok(format!("group {g}: back to release {prev} on every host\n"));
-    }
-    let now = now_ms();
-    let r = Rollout {
-        id: random_id(),
-        ruleset: grp.ruleset.clone(),
-        from: grp.release,
-        to: prev,
-        state: RolloutState::Running,
-        stages: stages(grp.canary, grp.step),
-        stage: 0,
-        admit_below: None,
-        admitted: 0,
-        started_ms: now,
-        stage_ms: now,
-        updated_ms: now,
-        reason: "rollback".into(),
-    };
-    txn(
-        c,
-        o,
-        vec![unchanged(&keys.group(g), gmod), unchanged(&rkey, 0)],
-        vec![TxnOp::put(rkey.as_str(), json(&r).map_err(fail)?, None)],
-    )
-    .await?;
-    Ok(format!("group {g}: rolling back to release {prev}, stages {:?}%\n", r.stages))
-}
-
 /// `fleet status [GROUP]`.
 async fn status(c: &mut Client, o: &EtcdOpts, only: &[String]) -> Result<String, Fail> {
     let keys = o.keys();
     let mut w = World::default();
-    for d in [keys.groups(), keys.rollouts(), keys.hosts(), keys.statuses()] {
-        let r = bounded(o.command_timeout, c.get(d.as_str(), Some(GetOptions::new().with_prefix())))
-            .await
-            .map_err(fail)?;
+    for d in [
+        keys.groups(),
+        keys.rollouts(),
+        keys.hosts(),
+        keys.statuses(),
+    ] {
+        let r = bounded(
+            o.command_timeout,
+            c.get(d.as_str(), Some(GetOptions::new().with_prefix())),
+        )
+        .await
+        .map_err(fail)?;
         for kv in r.kvs() {
             if let Ok(k) = kv.key_str() {
                 w.set(&keys, k, Some(kv.value()), kv.mod_revision());
@@ -582,7 +507,10 @@ pub fn render_status(w: &World, only: &[String], now: u64) -> String {
     let mut out = String::new();
     let mut groups: Vec<&String> = w.groups.keys().collect();
     groups.sort();
-    for g in groups.into_iter().filter(|g| only.is_empty() || only.contains(g)) {
+    for g in groups
+        .into_iter()
+        .filter(|g| only.is_empty() || only.contains(g))
+    {
         let (grp, _) = &w.groups[g];
         let members = w.members_of(g);
         let live = members.iter().filter(|(_, s)| s.is_some()).count();
@@ -654,7 +582,12 @@ mod tests {
     fn status_text() {
         let k = Keys::new("/n");
         let mut w = World::default();
-        w.set(&k, "/n/groups/web", Some(br#"{"ruleset":"web","release":5}"#), 3);
+        w.set(
+            &k,
+            "/n/groups/web",
+            Some(br#"{"ruleset":"web","release":5}"#),
+            3,
+        );
         w.set(&k, "/n/hosts/h1/group", Some(b"web"), 4);
         w.set(&k, "/n/hosts/h2/group", Some(b"web"), 4);
         w.set(&k, "/n/status/h1", Some(br#"{"host":"h1","group":"web","revision":5,"desired":5,"digest":"","in_sync":true,"applied_ms":1,"time_ms":1000,"applies":2,"mode":"daemon"}"#), 6);
@@ -668,13 +601,24 @@ mod tests {
 
     #[test]
     fn subcommand_flags() {
-        let a: Vec<String> = ["web", "--canary", "5", "--no-check"].iter().map(|s| s.to_string()).collect();
+        let a: Vec<String> = ["web", "--canary", "5", "--no-check"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let f = flags(&a, &["--canary"], &["--no-check"]).unwrap();
         assert_eq!(f.num::<u32>("--canary").unwrap(), Some(5));
         assert!(f.has("--no-check"));
         assert_eq!(f.names(1, "GROUP").unwrap(), vec!["web"]);
         assert_eq!(flags(&a, &[], &[]).err().unwrap().0, 2);
         let bad: Vec<String> = vec!["a/b".into()];
-        assert_eq!(flags(&bad, &[], &[]).unwrap().names(1, "G").err().unwrap().0, 2);
+        assert_eq!(
+            flags(&bad, &[], &[])
+                .unwrap()
+                .names(1, "G")
+                .err()
+                .unwrap()
+                .0,
+            2
+        );
     }
 }
