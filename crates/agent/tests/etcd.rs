@@ -371,3 +371,34 @@ impl LabExt for Lab {
         }
     }
 }
+
+#[test]
+fn tls_with_client_certificates() {
+    if skip() {
+        return;
+    }
+    if lab::which_openssl().is_none() {
+        eprintln!("SKIP: no openssl command to make certificates");
+        return;
+    }
+    let mut lab = Lab::with_tls();
+    lab.fleet_ok(&["set-group", "web", "--ruleset", "web", "--canary", "100"]);
+    lab.add_host("tls", true);
+    lab.add_host("nocert", true);
+    lab.fleet_ok(&["assign", "tls", "web"]);
+    lab.fleet_ok(&["assign", "nocert", "web"]);
+    lab.start_agent(0, &[]);
+    // An agent that trusts the CA but has no client certificate is not let
+    // in.
+    let dir = lab.tls.take().unwrap();
+    let ca = format!("--cacert={}", dir.join("ca.pem").display());
+    lab.start_agent(1, &[&ca]);
+    let r1 = publish(&mut lab, &rules(&[80]), "");
+    lab.fleet_ok(&["rollout", "web"]);
+    lab.wait_rev(&["tls"], r1, T);
+    std::thread::sleep(Duration::from_secs(1));
+    let st = lab.statuses();
+    assert!(st.iter().all(|s| s.host != "nocert"), "{st:#?}");
+    assert!(lab.rules(0).contains("--dport 80"));
+    assert!(!lab.rules(1).contains("--dport 80"));
+}

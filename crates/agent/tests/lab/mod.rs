@@ -43,6 +43,10 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
+pub fn which_openssl() -> Option<PathBuf> {
+    which("openssl")
+}
+
 fn which(bin: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?
         .to_str()?
@@ -132,6 +136,10 @@ pub struct Lab {
     pub logs: PathBuf,
     /// etcd requests the lab itself made (to tell them from the fleet's).
     pub calls: usize,
+    /// With TLS: the directory of ca.pem, server.pem/.key, client.pem/.key;
+    /// etcd then serves the hosts over TLS with client certificates (and
+    /// the lab over plain HTTP on the core's loopback).
+    pub tls: Option<PathBuf>,
 }
 
 fn spawn_in(ns: &str, args: &[&str], log: &Path) -> Child {
@@ -164,6 +172,16 @@ pub fn kill_group(c: &mut Child) {
 impl Lab {
     /// A core namespace with etcd, and no hosts yet.
     pub fn new() -> Lab {
+        Lab::build(false)
+    }
+
+    /// A lab whose etcd wants TLS and client certificates from the hosts
+    /// (certificates made with the openssl command).
+    pub fn with_tls() -> Lab {
+        Lab::build(true)
+    }
+
+    fn build(tls: bool) -> Lab {
         let id = format!(
             "nfkf{}x{}",
             std::process::id() % 100000,
@@ -187,7 +205,11 @@ impl Lab {
             rt,
             client: None,
             calls: 0,
+            tls: None,
         };
+        if tls {
+            lab.tls = Some(make_certs(&lab.dir.join("tls")));
+        }
         run(&["ip", "netns", "add", &core]).expect("core namespace");
         for a in [
             vec!["ip", "-n", &core, "link", "set", "lo", "up"],
@@ -212,9 +234,21 @@ impl Lab {
 
     pub fn start_etcd(&mut self) {
         let data = self.dir.join("etcd");
-        let client_urls = format!("http://{CORE_ADDR}:{PORT},http://127.0.0.1:{PORT}");
-        let adv = format!("http://{CORE_ADDR}:{PORT}");
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        let client_urls = format!("{scheme}://{CORE_ADDR}:{PORT},http://127.0.0.1:{PORT}");
+        let adv = format!("{scheme}://{CORE_ADDR}:{PORT}");
         let log = self.dir.join("etcd.log");
+        let mut tls_args: Vec<String> = Vec::new();
+        if let Some(d) = &self.tls {
+            let f = |n: &str| d.join(n).to_str().expect("utf-8").to_string();
+            tls_args = vec![
+                "--client-cert-auth".into(),
+                format!("--trusted-ca-file={}", f("ca.pem")),
+                format!("--cert-file={}", f("server.pem")),
+                format!("--key-file={}", f("server.key")),
+            ];
+        }
+        let mut argv: Vec<&str> = tls_args.iter().map(String::as_str).collect();
         self.etcd = Some(spawn_in(
             &self.core,
             &[
@@ -239,7 +273,10 @@ impl Lab {
                 "error",
                 "--logger",
                 "zap",
-            ],
+            ]
+            .into_iter()
+            .chain(argv.drain(..))
+            .collect::<Vec<&str>>(),
             &log,
         ));
         self.client = None;
@@ -477,6 +514,7 @@ impl Lab {
     pub fn start_agent(&mut self, i: usize, args: &[&str]) {
         let bin = agent_bin();
         let nfk = nfkeeper().expect("nfkeeper");
+        let tls = self.tls.clone();
         let h = &mut self.hosts[i];
         if !args.is_empty() || h.agent_args.is_empty() {
             h.agent_args = args.iter().map(|s| s.to_string()).collect();
@@ -492,6 +530,15 @@ impl Lab {
             "--keepalive-timeout=2s".into(),
             "--command-timeout=2s".into(),
         ];
+        if let Some(d) = &tls {
+            for (opt, file) in [
+                ("--cacert", "ca.pem"),
+                ("--cert", "client.pem"),
+                ("--key", "client.key"),
+            ] {
+                argv.push(format!("{opt}={}", d.join(file).display()));
+            }
+        }
         argv.extend(h.agent_args.iter().cloned());
         let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
         h.agent = Some(spawn_in(&h.ns, &refs, &self.logs));
@@ -638,4 +685,72 @@ impl Drop for Lab {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// A CA, a server certificate for the core's address and a client
+/// certificate (P-256, one day), in `dir`; returns `dir`.
+fn make_certs(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("tls dir");
+    let d = |n: &str| dir.join(n).to_str().expect("utf-8").to_string();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["openssl", "req", "-x509"];
+    let (cak, cap) = (d("ca.key"), d("ca.pem"));
+    ca.extend_from_slice(&ec);
+    ca.extend_from_slice(&[
+        "-keyout",
+        &cak,
+        "-out",
+        &cap,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=lab-ca",
+    ]);
+    run(&ca).expect("CA");
+    for (name, ext) in [
+        (
+            "server",
+            format!("subjectAltName=IP:{CORE_ADDR},IP:127.0.0.1\nextendedKeyUsage=serverAuth"),
+        ),
+        ("client", "extendedKeyUsage=clientAuth".to_string()),
+    ] {
+        let (key, csr, pem, extf) = (
+            d(&format!("{name}.key")),
+            d(&format!("{name}.csr")),
+            d(&format!("{name}.pem")),
+            d(&format!("{name}.ext")),
+        );
+        std::fs::write(&extf, format!("{ext}\n")).expect("ext");
+        let mut req = vec!["openssl", "req"];
+        req.extend_from_slice(&ec);
+        let subj = format!("/CN={name}");
+        req.extend_from_slice(&["-keyout", &key, "-out", &csr, "-subj", &subj]);
+        run(&req).expect("csr");
+        run(&[
+            "openssl",
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            &cap,
+            "-CAkey",
+            &cak,
+            "-CAcreateserial",
+            "-out",
+            &pem,
+            "-days",
+            "1",
+            "-extfile",
+            &extf,
+        ])
+        .expect("sign");
+    }
+    dir.to_path_buf()
 }
