@@ -180,7 +180,21 @@ fn drift_reasserted_or_reported_within_a_second() {
         return;
     }
     for (policy, reasserted) in [("reassert", true), ("report", false)] {
-        let (mut lab, names) = fleet(1, &["--canary", "100", "--drift", policy]);
+        let mut lab = Lab::new();
+        lab.fleet_ok(&[
+            "set-group",
+            "web",
+            "--ruleset",
+            "web",
+            "--canary",
+            "100",
+            "--drift",
+            policy,
+        ]);
+        lab.add_host("web0", true);
+        lab.fleet_ok(&["assign", "web0", "web"]);
+        lab.start_agent(0, &["--metrics=127.0.0.1:9470"]);
+        let names = ["web0".to_string()];
         let r1 = publish(&mut lab, &rules(&[80]), "");
         lab.fleet_ok(&["rollout", "web"]);
         lab.wait_rev(&[names[0].as_str()], r1, T);
@@ -205,6 +219,19 @@ fn drift_reasserted_or_reported_within_a_second() {
             assert!(lab.rules(0).contains("198.18.9.9"));
         }
         eprintln!("drift ({policy}) handled after {:?}", t0.elapsed());
+        let m = lab.host_metrics(0, "127.0.0.1:9470");
+        for want in [
+            "nfkeeper_agent_drift_total 1\n".to_string(),
+            format!(
+                "nfkeeper_agent_applies_total {}\n",
+                1 + u8::from(reasserted)
+            ),
+            format!("nfkeeper_agent_in_sync {}\n", u8::from(reasserted)),
+            format!("nfkeeper_agent_applied_revision {r1}\n"),
+            "nfkeeper_agent_etcd_connected 1\n".to_string(),
+        ] {
+            assert!(m.contains(&want), "{want:?} not in\n{m}");
+        }
     }
 }
 

@@ -365,24 +365,12 @@ impl Lab {
 
     /// etcd's Prometheus metrics (its metrics URL on the core's loopback).
     pub fn etcd_metrics(&self) -> String {
-        let path = format!("/run/netns/{}", self.core);
-        std::thread::spawn(move || {
-            use std::io::{Read, Write};
-            let ns = std::fs::File::open(&path).expect("core namespace");
-            rustix::thread::move_into_link_name_space(
-                std::os::fd::AsFd::as_fd(&ns),
-                Some(rustix::thread::LinkNameSpaceType::Network),
-            )
-            .expect("setns core");
-            let mut s = std::net::TcpStream::connect("127.0.0.1:2381").expect("etcd metrics");
-            s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n")
-                .expect("request");
-            let mut out = String::new();
-            let _ = s.read_to_string(&mut out);
-            out
-        })
-        .join()
-        .expect("metrics thread")
+        http_get(&self.core, "127.0.0.1:2381")
+    }
+
+    /// An HTTP GET of `/metrics` at `addr` in host `i`'s namespace.
+    pub fn host_metrics(&self, i: usize, addr: &str) -> String {
+        http_get(&self.hosts[i].ns, addr)
     }
 
     /// Every host's status (absent hosts left out).
@@ -753,4 +741,30 @@ fn make_certs(dir: &Path) -> PathBuf {
         .expect("sign");
     }
     dir.to_path_buf()
+}
+
+/// `GET /metrics` at `addr` from a thread in namespace `ns`: the body.
+fn http_get(ns: &str, addr: &str) -> String {
+    let path = format!("/run/netns/{ns}");
+    let addr = addr.to_string();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let ns = std::fs::File::open(&path).expect("namespace");
+        rustix::thread::move_into_link_name_space(
+            std::os::fd::AsFd::as_fd(&ns),
+            Some(rustix::thread::LinkNameSpaceType::Network),
+        )
+        .expect("setns");
+        let mut s = std::net::TcpStream::connect(&addr).expect("metrics endpoint");
+        s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n")
+            .expect("request");
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        match out.split_once("\r\n\r\n") {
+            Some((_, body)) => body.to_string(),
+            None => out,
+        }
+    })
+    .join()
+    .expect("metrics thread")
 }
