@@ -156,7 +156,9 @@ impl EtcdOpts {
             co = co.with_tls(t);
         }
         if let Some((u, p)) = self.credentials() {
-            co = co.with_user(u, p);
+            // etcd's tokens expire (5 minutes by default); a long-lived
+            // agent gets a new one when a request finds it expired.
+            co = co.with_user(u, p).with_auto_token_refresh(true);
         }
         let c = Client::connect(&self.endpoints, Some(co));
         match tokio::time::timeout(self.dial_timeout + self.command_timeout, c).await {

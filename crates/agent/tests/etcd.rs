@@ -429,3 +429,44 @@ fn tls_with_client_certificates() {
     assert!(lab.rules(0).contains("--dport 80"));
     assert!(!lab.rules(1).contains("--dport 80"));
 }
+
+#[test]
+fn auth_with_a_user_limited_to_the_prefix() {
+    if skip() {
+        return;
+    }
+    let mut lab = Lab::new();
+    lab.etcd(|c| {
+        Box::pin(async move {
+            use etcd_client::Permission;
+            c.role_add("fleet").await.expect("role");
+            c.role_grant_permission("fleet", Permission::read_write("/nfkeeper/").with_prefix())
+                .await
+                .expect("grant");
+            c.user_add("root", "rootpw", None).await.expect("root");
+            c.user_grant_role("root", "root").await.expect("root role");
+            c.user_add("agent", "agentpw", None).await.expect("agent");
+            c.user_grant_role("agent", "fleet")
+                .await
+                .expect("agent role");
+            c.auth_enable().await.expect("auth on");
+        })
+    });
+    lab.user = Some(("root".into(), "rootpw".into()));
+    lab.client = None;
+    lab.fleet_ok(&["set-group", "web", "--ruleset", "web", "--canary", "100"]);
+    lab.add_host("ok", true);
+    lab.add_host("badpw", true);
+    lab.fleet_ok(&["assign", "ok", "web"]);
+    lab.fleet_ok(&["assign", "badpw", "web"]);
+    // The agent's user may touch the prefix only; the controller runs in it.
+    lab.start_agent(0, &["--user=agent", "--password=agentpw"]);
+    lab.start_agent(1, &["--user=agent:wrong", "--no-controller"]);
+    let r1 = publish(&mut lab, &rules(&[80]), "");
+    lab.fleet_ok(&["rollout", "web"]);
+    lab.wait_rev(&["ok"], r1, T);
+    std::thread::sleep(Duration::from_secs(1));
+    let st = lab.statuses();
+    assert!(st.iter().all(|s| s.host != "badpw"), "{st:#?}");
+    assert!(!lab.rules(1).contains("--dport 80"));
+}

@@ -140,6 +140,9 @@ pub struct Lab {
     /// etcd then serves the hosts over TLS with client certificates (and
     /// the lab over plain HTTP on the core's loopback).
     pub tls: Option<PathBuf>,
+    /// With etcd's authentication on: the lab's user and password (the
+    /// lab's client and `fleet` commands use them).
+    pub user: Option<(String, String)>,
 }
 
 fn spawn_in(ns: &str, args: &[&str], log: &Path) -> Child {
@@ -206,6 +209,7 @@ impl Lab {
             client: None,
             calls: 0,
             tls: None,
+            user: None,
         };
         if tls {
             lab.tls = Some(make_certs(&lab.dir.join("tls")));
@@ -307,6 +311,7 @@ impl Lab {
         // too (see `etcd`).
         let ep = format!("127.0.0.1:{PORT}");
         let path = format!("/run/netns/{}", self.core);
+        let user = self.user.clone();
         let rt = &self.rt;
         let c = std::thread::scope(|s| {
             s.spawn(|| {
@@ -317,8 +322,11 @@ impl Lab {
                 )
                 .expect("setns core");
                 rt.block_on(async {
-                    let o = etcd_client::ConnectOptions::new()
+                    let mut o = etcd_client::ConnectOptions::new()
                         .with_connect_timeout(Duration::from_secs(1));
+                    if let Some((u, p)) = user {
+                        o = o.with_user(u, p);
+                    }
                     let mut c = Client::connect([ep], Some(o))
                         .await
                         .map_err(|e| e.to_string())?;
@@ -409,6 +417,7 @@ impl Lab {
             .arg(agent_bin())
             .arg("fleet")
             .arg(&ep)
+            .args(self.user.iter().map(|(u, p)| format!("--user={u}:{p}")))
             .args(args)
             .stdin(Stdio::null())
             .output()
