@@ -3,12 +3,19 @@
 //! that replaces the kernel's tables, and a digest to compare with what the
 //! kernel holds.
 //!
+//! Scope: the tables a release (or the host's additions) names, per
+//! family, as iptables-restore without `--noflush` replaces exactly the
+//! tables its input names; the others are left to whoever else writes
+//! them, and are not compared. A release empties a table by naming it
+//! empty (`*nat` / `COMMIT`).
+//!
 //! Canonical form: both sides — what we want and what the kernel's
 //! iptables-save prints — are read into the model and printed back table
-//! by table (fixed table order, no counters). A table that holds nothing
-//! (built-in chains only, policies ACCEPT, no rules) counts as absent, so a
-//! table the kernel keeps empty after a flush equals a table never made.
-//! The digest is sha256 over the canonical text of both families.
+//! by table (fixed table order, no counters), tables in scope only. A table
+//! that holds nothing (built-in chains only, policies ACCEPT, no rules)
+//! counts as absent, so a table the kernel keeps empty after a flush equals
+//! a table never made. The digest is sha256 over the canonical text of
+//! both families.
 //!
 //! Cost: O(rules) to parse and print; a save of 100k rules parses in tens
 //! of milliseconds.
@@ -48,8 +55,8 @@ impl Payload {
 /// One family's ruleset as the model, with the tables its text named.
 pub struct Side {
     pub model: Ruleset<Rule>,
-    /// Tables that hold something (see the module doc), in [`ORDER`].
-    pub tables: Vec<TableKind>,
+    /// Tables the text named, in [`ORDER`] (the scope, for a desired side).
+    pub scope: Vec<TableKind>,
 }
 
 fn prog(f: Family) -> &'static str {
@@ -84,30 +91,36 @@ impl Side {
             restore(&mut model, additions, &o)
                 .map_err(|e| format!("host additions: {}", e.render(prog(f)).trim_end()))?;
         }
-        let tables = ORDER
-            .into_iter()
-            .filter(|&k| !holds_nothing(model.table(f, k)))
-            .collect();
-        Ok(Side { model, tables })
+        let mut named = tables_named(text);
+        named.extend(tables_named(additions));
+        let scope = ORDER.into_iter().filter(|k| named.contains(k)).collect();
+        Ok(Side { model, scope })
     }
 
-    /// Canonical text of the tables that hold something.
-    pub fn canonical(&self, f: Family) -> String {
+    /// Canonical text of the tables in `scope` that hold something.
+    pub fn canonical_in(&self, f: Family, scope: &[TableKind]) -> String {
         let mut out = String::new();
-        for &k in &self.tables {
-            save_table(self.model.table(f, k), false, &mut out);
+        for k in ORDER {
+            let t = self.model.table(f, k);
+            if scope.contains(&k) && !holds_nothing(t) {
+                save_table(t, false, &mut out);
+            }
         }
         out
     }
 
-    /// Restore input that makes the kernel hold exactly this side: every
-    /// table that holds something, and every table in `kernel_tables`
-    /// (those the kernel has now) as its empty form, so a plain restore
-    /// replaces them too.
-    pub fn restore_text(&self, f: Family, kernel_tables: &[TableKind]) -> String {
+    /// Canonical text of this side's own scope.
+    pub fn canonical(&self, f: Family) -> String {
+        self.canonical_in(f, &self.scope)
+    }
+
+    /// Restore input that makes the kernel's tables in `scope` hold what
+    /// this side holds in them (a table holding nothing written in its
+    /// empty form, so the restore empties it).
+    pub fn restore_text(&self, f: Family, scope: &[TableKind]) -> String {
         let mut out = String::new();
         for k in ORDER {
-            if self.tables.contains(&k) || kernel_tables.contains(&k) {
+            if scope.contains(&k) {
                 save_table(self.model.table(f, k), false, &mut out);
             }
         }
@@ -187,8 +200,7 @@ impl Desired {
 pub struct Held {
     pub v4: Side,
     pub v6: Side,
-    /// Tables that exist per family (even if they hold nothing).
-    pub present: [Vec<TableKind>; 2],
+    /// Over every table the kernel has.
     pub digest: String,
 }
 
@@ -198,11 +210,19 @@ impl Held {
         let s6 = Side::parse(Family::Ipv6, v6, "", "kernel v6")?;
         let digest = digest(&s4.canonical(Family::Ipv4), &s6.canonical(Family::Ipv6));
         Ok(Held {
-            present: [tables_named(v4), tables_named(v6)],
             v4: s4,
             v6: s6,
             digest,
         })
+    }
+
+    /// The digest of what the kernel holds in `d`'s scope: equal to
+    /// `d.digest` when the kernel holds the desired state.
+    pub fn digest_for(&self, d: &Desired) -> String {
+        digest(
+            &self.v4.canonical_in(Family::Ipv4, &d.v4.scope),
+            &self.v6.canonical_in(Family::Ipv6, &d.v6.scope),
+        )
     }
 
     pub fn side(&self, f: Family) -> &Side {
@@ -230,26 +250,46 @@ mod tests {
     fn canonical_form_is_what_the_kernel_prints_back() {
         let d = Desired::build(7, &payload(WEB), &Payload::default(), 0).unwrap();
         // What nfkeeper's iptables-save prints for it: comments, counters,
-        // the canonical `-m tcp`, and an empty nat table next to it.
-        let kernel = "# Generated by iptables-save v1.8.11 (nfkeeper) on Thu Jan  1 00:00:00 2026\n*filter\n:INPUT DROP [12:345]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\nCOMMIT\n# Completed\n*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n";
+        // the canonical `-m tcp`, and a nat table next to it (out of scope).
+        let kernel = "# Generated by iptables-save v1.8.11 (nfkeeper) on Thu Jan  1 00:00:00 2026\n*filter\n:INPUT DROP [12:345]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\nCOMMIT\n# Completed\n*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -o eth1 -j MASQUERADE\nCOMMIT\n";
         let h = Held::parse(kernel, "").unwrap();
-        assert_eq!(h.digest, d.digest);
-        assert_eq!(h.present[0], vec![TableKind::Filter, TableKind::Nat]);
+        assert_eq!(h.digest_for(&d), d.digest);
+        assert_ne!(h.digest, d.digest, "the whole kernel holds more");
+        assert_eq!(h.v4.scope, vec![TableKind::Filter, TableKind::Nat]);
         let other = Held::parse(&kernel.replace("--dport 80", "--dport 81"), "").unwrap();
-        assert_ne!(other.digest, d.digest);
+        assert_ne!(other.digest_for(&d), d.digest);
         let empty = Held::parse("", "").unwrap();
         assert_eq!(empty.digest, digest("", ""));
+        // A table named empty is in scope, and equal to an absent one.
+        let nat_empty = Payload {
+            v4: format!("{WEB}*nat\nCOMMIT\n"),
+            ..Payload::default()
+        };
+        let d2 = Desired::build(8, &nat_empty, &Payload::default(), 0).unwrap();
+        assert_eq!(d2.v4.scope, vec![TableKind::Filter, TableKind::Nat]);
+        assert_eq!(d2.digest, d.digest);
+        assert_ne!(
+            h.digest_for(&d2),
+            d2.digest,
+            "the kernel's nat holds a rule"
+        );
     }
 
     #[test]
-    fn restore_text_empties_tables_the_release_lacks() {
-        let d = Desired::build(1, &payload(WEB), &Payload::default(), 0).unwrap();
-        let t = d.v4.restore_text(Family::Ipv4, &[TableKind::Nat]);
+    fn restore_text_covers_the_named_tables() {
+        let d = Desired::build(
+            1,
+            &payload(&format!("{WEB}*nat\nCOMMIT\n")),
+            &Payload::default(),
+            0,
+        )
+        .unwrap();
+        let t = d.v4.restore_text(Family::Ipv4, &d.v4.scope);
         assert_eq!(
             t,
             "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\nCOMMIT\n*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n"
         );
-        assert_eq!(d.v6.restore_text(Family::Ipv6, &[]), "");
+        assert_eq!(d.v6.restore_text(Family::Ipv6, &d.v6.scope), "");
     }
 
     #[test]

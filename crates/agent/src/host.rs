@@ -1,7 +1,7 @@
 //! One host's reconciliation, synchronous and free of etcd: given what the
 //! host should hold (a release and its additions, or nothing), read what
-//! the kernel holds, and apply the difference as one plain restore per
-//! family — unless it already holds it (so a restarted agent, or one that
+//! the kernel holds in the tables the release names (crate::desired), and
+//! apply the difference as one plain restore per family — unless it already holds it (so a restarted agent, or one that
 //! missed nothing while etcd was away, never applies twice), the new
 //! ruleset does not parse, or it would lock the host out.
 //!
@@ -154,7 +154,8 @@ impl Host {
                 return self.finish(st);
             }
         };
-        if held.digest == d.digest {
+        st.digest = held.digest_for(&d);
+        if st.digest == d.digest {
             self.applied = Some((d.digest.clone(), d.release, d.additions));
             st.revision = d.release;
             st.additions = d.additions;
@@ -193,8 +194,8 @@ impl Host {
         // What the kernel holds now decides, whatever the apply said.
         match self.held() {
             Ok(now) => {
-                st.digest = now.digest.clone();
-                if now.digest == d.digest {
+                st.digest = now.digest_for(&d);
+                if st.digest == d.digest {
                     self.applied = Some((d.digest.clone(), d.release, d.additions));
                     self.applied_ms = now_ms();
                     st.revision = d.release;
@@ -232,16 +233,17 @@ impl Host {
     /// puts v4 back.
     fn apply(&mut self, d: &Desired, held: &Held) -> Result<(), String> {
         let mut done: Vec<Family> = Vec::new();
-        for (i, f) in Family::ALL.into_iter().enumerate() {
-            if d.side(f).canonical(f) == held.side(f).canonical(f) {
+        for f in Family::ALL {
+            let scope = &d.side(f).scope;
+            if d.side(f).canonical(f) == held.side(f).canonical_in(f, scope) {
                 continue;
             }
-            let text = d.side(f).restore_text(f, &held.present[i]);
+            let text = d.side(f).restore_text(f, scope);
             match self.kernel.restore(f, &text) {
                 Ok(()) => done.push(f),
                 Err(e) => {
                     for &g in &done {
-                        let back = held.side(g).restore_text(g, &d.side(g).tables);
+                        let back = held.side(g).restore_text(g, &d.side(g).scope);
                         let _ = self.kernel.restore(g, &back);
                     }
                     let what = match &e {

@@ -138,9 +138,20 @@ fn apply_update_and_no_double_apply() {
     let s3 = fresh.reconcile(Some(&want(6, V2, V6)));
     assert_eq!((s3.revision, s3.in_sync, s3.applies), (6, true, 0));
     assert_eq!(restores(&k), 0);
-    // Back to 5: the nat table the release lacks is emptied.
+    // Back to 5: filter is replaced; nat and v6, which release 5 does
+    // not name, are left as they are (iptables-restore's scope).
     let s4 = h.reconcile(Some(&want(5, OPEN, "")));
     assert_eq!((s4.revision, s4.digest), (5, s.digest));
+    assert_eq!(restores(&k), 1);
+    let nat = k.clone().save(Family::Ipv4).unwrap();
+    assert!(
+        nat.contains("-A POSTROUTING -o eth9 -j MASQUERADE"),
+        "{nat}"
+    );
+    // Naming it empty empties it.
+    let s5 = h.reconcile(Some(&want(8, &format!("{OPEN}*nat\nCOMMIT\n"), "")));
+    assert_eq!((s5.revision, s5.in_sync), (8, true));
+    assert!(!k.clone().save(Family::Ipv4).unwrap().contains("MASQUERADE"));
 }
 
 #[test]
