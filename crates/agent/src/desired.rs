@@ -233,6 +233,22 @@ impl Held {
     }
 }
 
+/// What the host holds after `d` is applied over `held`: the tables in
+/// `d`'s scope from `d`, every other table as the kernel has it (both
+/// families in one ruleset, for the lockout check). O(rules) to copy.
+pub fn after_apply(held: &Held, d: &Desired) -> Ruleset<Rule> {
+    let mut rs = held.v4.model.clone();
+    for k in ORDER {
+        rs.replace_table(held.v6.model.table(Family::Ipv6, k).clone());
+    }
+    for f in Family::ALL {
+        for &k in &d.side(f).scope {
+            rs.replace_table(d.side(f).model.table(f, k).clone());
+        }
+    }
+    rs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,6 +307,24 @@ mod tests {
         );
         assert_eq!(d.v6.restore_text(Family::Ipv6, &d.v6.scope), "");
     }
+
+    #[test]
+    fn after_apply_keeps_what_is_out_of_scope() {
+        let kernel = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -j DROP\nCOMMIT\n*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -j DROP\nCOMMIT\n";
+        let h = Held::parse(kernel, V6_ONE).unwrap();
+        let d = Desired::build(1, &payload(WEB), &Payload::default(), 0).unwrap();
+        let rs = after_apply(&h, &d);
+        let text = |f, k| {
+            let mut o = String::new();
+            save_table(rs.table(f, k), false, &mut o);
+            o
+        };
+        assert!(text(Family::Ipv4, TableKind::Filter).contains("--dport 80"));
+        assert!(text(Family::Ipv4, TableKind::Raw).contains("-A OUTPUT -j DROP"));
+        assert!(text(Family::Ipv6, TableKind::Filter).contains("--dport 22"));
+    }
+
+    const V6_ONE: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 22 -j ACCEPT\nCOMMIT\n";
 
     #[test]
     fn additions_go_on_top() {

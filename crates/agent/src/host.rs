@@ -174,7 +174,7 @@ impl Host {
                 return self.finish(st);
             }
         }
-        if let Err(e) = self.lockout(w, &d) {
+        if let Err(e) = self.lockout(w, &d, &held) {
             self.counts.lockouts += 1;
             st.error = e;
             return self.finish(st);
@@ -221,9 +221,9 @@ impl Host {
         st
     }
 
-    fn lockout(&self, w: &Want, d: &Desired) -> Result<(), String> {
+    fn lockout(&self, w: &Want, d: &Desired, held: &Held) -> Result<(), String> {
         let probes = self.probes.probes(&w.keep_open)?;
-        match lockout::check(d, &probes) {
+        match lockout::check(&crate::desired::after_apply(held, d), &probes) {
             Err(e) if !self.force => Err(format!("refused: {e}")),
             _ => Ok(()),
         }

@@ -1,6 +1,8 @@
 //! Lockout protection: before a ruleset is applied, the classifier
 //! (crates/classify, as `nfkeeper trace` uses it) evaluates the packets the
-//! agent cannot live without under the *new* ruleset — its connections to
+//! agent cannot live without under what the host would hold *after* the
+//! apply (the release's tables, and the kernel's tables out of the
+//! release's scope as they are) — its connections to
 //! each etcd endpoint, and the flows an operator declared must stay open —
 //! and the apply is refused, with the reason, unless each gets ACCEPT.
 //!
@@ -16,11 +18,12 @@
 //! another packet) — since a wrong "yes" costs the host. Source NAT (nat
 //! at INPUT and POSTROUTING) is skipped: it cannot drop.
 
-use crate::desired::Desired;
 use classify::describe::{self, Opts};
 use classify::logical::{eval_table, hook_tables};
 use classify::{Choices, CtState, Hook, Packet, Verdict, L4};
 use iptables::rule::Iface;
+use iptables::Rule;
+use ruleset::Ruleset;
 use ruleset::{Family, TableKind};
 use std::net::{IpAddr, SocketAddr};
 
@@ -166,8 +169,7 @@ pub fn flow_probes(spec: &str) -> Result<Vec<Probe>, String> {
 
 /// Why `p` is not accepted by the desired ruleset, or `None` if it is
 /// (for both outcomes of stateful matches).
-fn blocked(d: &Desired, p: &Probe) -> Option<String> {
-    let side = d.side(p.packet.family);
+fn blocked(rs: &Ruleset<Rule>, p: &Probe) -> Option<String> {
     for fixed in [true, false] {
         let ch = Choices {
             seed: 0,
@@ -184,7 +186,7 @@ fn blocked(d: &Desired, p: &Probe) -> Option<String> {
                 {
                     continue;
                 }
-                let t = side.model.table(pkt.family, kind);
+                let t = rs.table(pkt.family, kind);
                 let o = match eval_table(t, hook.chain(), &pkt, ch) {
                     Ok(o) => o,
                     Err(e) => {
@@ -220,10 +222,11 @@ fn blocked(d: &Desired, p: &Probe) -> Option<String> {
     None
 }
 
-/// The first reason the desired ruleset would cut the host off, over all
-/// probes; `Ok` if every probe is accepted.
-pub fn check(d: &Desired, probes: &[Probe]) -> Result<(), String> {
-    let reasons: Vec<String> = probes.iter().filter_map(|p| blocked(d, p)).collect();
+/// Why the ruleset `rs` — what the host would hold after the apply, both
+/// families — would cut the host off, over all probes; `Ok` if every probe
+/// is accepted.
+pub fn check(rs: &Ruleset<Rule>, probes: &[Probe]) -> Result<(), String> {
+    let reasons: Vec<String> = probes.iter().filter_map(|p| blocked(rs, p)).collect();
     match reasons.is_empty() {
         true => Ok(()),
         false => Err(format!("lockout: {}", reasons.join("; "))),
@@ -251,7 +254,7 @@ pub fn probes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::desired::Payload;
+    use crate::desired::{Desired, Payload};
 
     struct Fixed;
     impl Routes for Fixed {
@@ -304,7 +307,7 @@ mod tests {
             ),
         ];
         for (rules, want) in cases {
-            let got = check(&desired(&rules), &probes);
+            let got = check(&desired(&rules).v4.model, &probes);
             match want {
                 Ok(()) => assert_eq!(got, Ok(()), "{rules}"),
                 Err(w) => {
@@ -327,11 +330,16 @@ mod tests {
             Desired::build(1, &p, &Payload::default(), 0).unwrap()
         };
         assert_eq!(
-            check(&mk("-A POSTROUTING -o eth0 -j MASQUERADE\n"), &probes),
+            check(
+                &mk("-A POSTROUTING -o eth0 -j MASQUERADE\n").v4.model,
+                &probes
+            ),
             Ok(())
         );
         let e = check(
-            &mk("-A OUTPUT -p tcp --dport 2379 -j DNAT --to-destination 198.18.0.2\n"),
+            &mk("-A OUTPUT -p tcp --dport 2379 -j DNAT --to-destination 198.18.0.2\n")
+                .v4
+                .model,
             &probes,
         )
         .unwrap_err();
