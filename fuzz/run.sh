@@ -17,7 +17,7 @@ if ! cargo +nightly fuzz build -s "$san"; then
 fi
 status=0
 failed=""
-for t in argv restore tokenize proto_decode trace_opts nft_expr ipset; do
+for t in argv restore tokenize proto_decode trace_opts nft_expr ipset daemon_frame; do
     mkdir -p "corpus_work/$t"
     echo "== $t: ${secs}s"
     if ! cargo +nightly fuzz run -s "$san" "$t" "corpus_work/$t" "seeds/$t" -- \

@@ -1,6 +1,12 @@
-//! Benchmarks of nfkeeper's in-memory model: restore (parse + build), single
-//! rule operations, save, and memory per rule. Std only: no benchmark crate,
-//! just `std::time::Instant`, `std::hint::black_box` and repetition.
+//! nfkeeper-bench: the benchmark suites, the demo and `load`, outside the
+//! lean nfkeeper binary (which forwards `nfkeeper bench|demo|load` to the
+//! `nfkeeper-bench` program beside it). [`cmd`] is its command line; the
+//! kernel suites are in [`suites`], the demo in [`demo`].
+//!
+//! This file: benchmarks of nfkeeper's in-memory model: restore (parse +
+//! build), single rule operations, save, and memory per rule. No
+//! benchmark crate, just `std::time::Instant`, `std::hint::black_box` and
+//! repetition.
 //!
 //! Method, common to every measurement:
 //! - input generation (restore text, argv words, pre-parsed rule bodies) and
@@ -16,6 +22,9 @@
 //! `model-bench` binary adds a counting global allocator (see `AllocProbe`) for
 //! exact heap bytes per rule.
 
+pub mod args;
+pub mod cmd;
+pub mod demo;
 mod model;
 pub mod netns;
 pub mod rcu;
@@ -214,47 +223,67 @@ pub fn print_markdown(results: &[Result]) -> String {
     s
 }
 
-/// Usage of the model suite's options.
-pub const USAGE: &str =
-    "usage: [model-bench|nfkeeper bench model] [--sizes N,N,...] [--reps N] [--op-reps N] [--batch K] [--quick]";
-
-fn number(v: Option<&String>, flag: &str) -> std::result::Result<usize, String> {
-    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
-    v.replace('_', "")
-        .parse()
-        .map_err(|_| format!("{flag}: not a number: {v}"))
+/// The options of the model suite (`nfkeeper bench model`, `model-bench`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelArgs {
+    pub quick: bool,
+    pub sizes: Option<args::Sizes>,
+    pub reps: Option<usize>,
+    pub op_reps: Option<usize>,
+    pub batch: Option<usize>,
 }
 
-/// Options of the model suite from command-line words (`--sizes 1000,1000000`,
-/// `--reps N`, `--op-reps N`, `--batch K`, `--quick`).
-pub fn parse_model_args(args: &[String]) -> std::result::Result<ModelOpts, String> {
-    let mut o = if args.iter().any(|a| a == "--quick") {
-        ModelOpts::quick()
-    } else {
-        ModelOpts::default()
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => {}
-            "--sizes" => {
-                let v = it.next().ok_or("--sizes needs a value")?;
-                o.sizes = v
-                    .split(',')
-                    .map(|s| number(Some(&s.to_string()), "--sizes"))
-                    .collect::<std::result::Result<_, _>>()?;
-                if o.sizes.iter().any(|&n| n < 10) {
-                    return Err("--sizes: each size must be at least 10".into());
-                }
-            }
-            "--reps" => o.reps = number(it.next(), "--reps")?.max(1),
-            "--op-reps" => o.op_reps = number(it.next(), "--op-reps")?.max(1),
-            "--batch" => o.batch = number(it.next(), "--batch")?.max(1),
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+impl ModelArgs {
+    /// The options as clap arguments, with their help.
+    pub fn args() -> Vec<clap::Arg> {
+        use args::{flag, num, value};
+        vec![
+            flag("quick").help("A first look: N = 1k, 10k, 100k, fewer repetitions"),
+            value("sizes", "N,N,...", args::model_sizes).help(
+                "Rule counts, each at least 10 [full: 1000,100000,1000000; quick: 1000,10000,100000]",
+            ),
+            value("reps", "N", num).help("Repetitions of restore and save [full: 5; quick: 3]"),
+            value("op-reps", "N", num)
+                .help("Samples of each single-operation measurement [full: 21; quick: 7]"),
+            value("batch", "K", num)
+                .help("Operations per single-operation sample [full: 1000; quick: 500]"),
+        ]
+    }
+
+    /// The options from what clap matched with [`ModelArgs::args`].
+    pub fn from_matches(m: &clap::ArgMatches) -> ModelArgs {
+        let n = |name: &str| m.get_one::<usize>(name).copied();
+        ModelArgs {
+            quick: m.get_flag("quick"),
+            sizes: m.get_one::<args::Sizes>("sizes").cloned(),
+            reps: n("reps"),
+            op_reps: n("op-reps"),
+            batch: n("batch"),
         }
     }
-    Ok(o)
+
+    /// The full or quick defaults with the options given on top
+    /// (repetitions and batch at least 1).
+    pub fn opts(&self) -> ModelOpts {
+        let mut o = if self.quick {
+            ModelOpts::quick()
+        } else {
+            ModelOpts::default()
+        };
+        if let Some(s) = &self.sizes {
+            o.sizes = s.clone();
+        }
+        if let Some(r) = self.reps {
+            o.reps = r.max(1);
+        }
+        if let Some(r) = self.op_reps {
+            o.op_reps = r.max(1);
+        }
+        if let Some(b) = self.batch {
+            o.batch = b.max(1);
+        }
+        o
+    }
 }
 
 /// The 1-minute load average (Linux), to judge how noisy a run was.
@@ -278,6 +307,37 @@ mod tests {
         assert_eq!(fmt_n(100_000), "100k");
         assert_eq!(fmt_n(1_000_000), "1M");
         assert_eq!(fmt_n(1_234), "1234");
+    }
+
+    #[test]
+    fn model_options() {
+        let opts = |line: &str| {
+            let argv = std::iter::once("model").chain(line.split_whitespace());
+            clap::Command::new("model")
+                .args(ModelArgs::args())
+                .try_get_matches_from(argv)
+                .map(|m| ModelArgs::from_matches(&m).opts())
+                .map_err(|e| e.to_string())
+        };
+        let o = opts("").unwrap();
+        assert_eq!(
+            (o.sizes, o.reps, o.op_reps, o.batch),
+            (vec![1_000, 100_000, 1_000_000], 5, 21, 1000)
+        );
+        let o = opts("--batch 0 --quick --sizes 10,1_000 --reps 2").unwrap();
+        assert_eq!(
+            (o.sizes, o.reps, o.op_reps, o.batch),
+            (vec![10, 1_000], 2, 7, 1)
+        );
+        for (line, want) in [
+            ("--sizes 9", "each size must be at least 10"),
+            ("--op-reps", "a value is required for '--op-reps <N>'"),
+            ("--reps x", "not a number: x"),
+            ("--frob", "unexpected argument '--frob'"),
+        ] {
+            let e = opts(line).unwrap_err();
+            assert!(e.contains(want), "{line}: {e}");
+        }
     }
 
     /// The whole suite at tiny sizes: every number positive and finite.

@@ -7,10 +7,11 @@
 //!   caller's network namespace or (when readable) of PID 1's (the host
 //!   firewall is never touched). It then proves the mechanism by running `readlink
 //!   /proc/self/ns/net` inside and comparing the inode.
-//! - [`Netns::run`] starts a program with `setns(CLONE_NEWNET)` in the child
-//!   just before `exec` (no `ip netns exec` wrapper, so a measured call costs
-//!   what the tool costs), stdin from a file, stdout and stderr to files, a
-//!   time limit enforced by a watchdog thread that kills the child.
+//! - [`Netns::run`] starts a program from a helper thread that entered the
+//!   namespace (`setns(CLONE_NEWNET)`; no `ip netns exec` wrapper, so a
+//!   measured call costs what the tool costs), stdin from a file, stdout
+//!   and stderr to files, a time limit enforced by a watchdog thread that
+//!   kills the child.
 //! - Dropping the guard deletes the namespace (`ip netns del`). A panic hook
 //!   deletes every live one too (the release profile aborts on panic, so
 //!   `Drop` alone would not run), and [`cleanup_stale`] removes namespaces
@@ -19,12 +20,12 @@
 //! What it is not: a container runtime. Only the network namespace changes;
 //! the mount namespace (and so `/run/xtables.lock`) is the host's.
 
+use rustix::process::{kill_process, Pid, Signal};
+use rustix::thread::{move_into_link_name_space, LinkNameSpaceType};
 use std::fs::File;
 use std::io;
-use std::os::raw::c_int;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::io::AsRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,13 +35,6 @@ use std::time::{Duration, Instant};
 
 /// Every namespace the harness creates starts with this.
 pub const PREFIX: &str = "nfkbench-";
-const CLONE_NEWNET: c_int = 0x4000_0000;
-const SIGKILL: c_int = 9;
-
-extern "C" {
-    fn setns(fd: c_int, nstype: c_int) -> c_int;
-    fn kill(pid: c_int, sig: c_int) -> c_int;
-}
 
 /// Names of the namespaces alive in this process, for the panic hook.
 static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -94,7 +88,7 @@ static SERVICES: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Nanoseconds a process has run on a CPU, all its threads
 /// (`/proc/PID/task/*/schedstat`, first field); `None` once it is gone.
-fn cpu_ns(pid: u32) -> Option<u64> {
+pub fn cpu_ns(pid: u32) -> Option<u64> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let mut sum = 0u64;
     for t in tasks.flatten() {
@@ -218,7 +212,7 @@ pub fn watch_signals() {
             set
         };
         std::thread::spawn(move || {
-            let mut sig: c_int = 0;
+            let mut sig: libc::c_int = 0;
             // SAFETY: waits on the set blocked above.
             if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
                 return;
@@ -227,8 +221,7 @@ pub fn watch_signals() {
             // can start after this point and outlive the harness.
             let children = CHILDREN.lock().unwrap_or_else(|e| e.into_inner());
             for pid in children.iter() {
-                // SAFETY: kill(2) on a child we have not reaped yet.
-                unsafe { kill(*pid as c_int, SIGKILL) };
+                kill(*pid);
             }
             for f in LEFTOVERS.lock().map(|l| l.clone()).unwrap_or_default() {
                 let _ = std::fs::remove_file(f);
@@ -246,6 +239,21 @@ pub fn watch_signals() {
             std::process::exit(128 + sig);
         });
     });
+}
+
+/// SIGKILL to a child not reaped yet (so its PID is still its own).
+fn kill(pid: u32) {
+    if let Some(pid) = Pid::from_raw(pid as i32) {
+        let _ = kill_process(pid, Signal::KILL);
+    }
+}
+
+/// Moves the calling thread (only it) into the network namespace named by
+/// the file `ns` (`/run/netns/NAME`); threads it starts later inherit it.
+pub fn enter(ns: &Path) -> io::Result<()> {
+    let f = File::open(ns)?;
+    move_into_link_name_space(f.as_fd(), Some(LinkNameSpaceType::Network))?;
+    Ok(())
 }
 
 fn install_hook() {
@@ -328,9 +336,11 @@ impl Netns {
         let want = format!("net:[{}]", id.1);
         if probe.stdout.trim() != want {
             return Err(other(format!(
-                "probe in {} saw {:?}, expected {want}",
+                "probe in {} saw {:?}, expected {want} ({}; stderr {:?})",
                 ns.name,
-                probe.stdout.trim()
+                probe.stdout.trim(),
+                probe.status,
+                probe.stderr.trim()
             )));
         }
         Ok(ns)
@@ -350,23 +360,13 @@ impl Netns {
             .fd
             .as_ref()
             .ok_or_else(|| other("namespace not open".into()))?
-            .as_raw_fd();
+            .as_fd();
         let mut cmd = Command::new(argv[0].as_ref());
         cmd.args(argv[1..].iter().map(|a| a.as_ref()))
             .env("LC_ALL", "C")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // SAFETY: as in `run`: only setns between fork and exec, on a
-        // descriptor the guard keeps open.
-        unsafe {
-            cmd.pre_exec(move || {
-                if setns(fd, CLONE_NEWNET) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
         self.leftovers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -380,7 +380,7 @@ impl Netns {
         // run between the spawn and the registration and leave a daemon
         // behind.
         let mut registry = CHILDREN.lock().unwrap_or_else(|e| e.into_inner());
-        let child = cmd.spawn()?;
+        let (child, _) = spawn_in_netns(fd, &mut cmd)?;
         registry.push(child.id());
         drop(registry);
         if let Ok(mut s) = SERVICES.lock() {
@@ -459,7 +459,7 @@ impl Netns {
             .fd
             .as_ref()
             .ok_or_else(|| RunError::Io(other("namespace not open".into())))?
-            .as_raw_fd();
+            .as_fd();
         let (out_p, err_p) = (self.dir.join("stdout"), self.dir.join("stderr"));
         let out = File::create(&out_p).map_err(RunError::Io)?;
         let err = File::create(&err_p).map_err(RunError::Io)?;
@@ -480,8 +480,8 @@ impl Netns {
             let Ok(pid) = rx.recv() else { return false };
             match rx.recv_timeout(limit) {
                 Err(RecvTimeoutError::Timeout) => {
-                    // SAFETY: plain kill(2) on our own un-reaped child.
-                    unsafe { kill(pid as c_int, SIGKILL) };
+                    // Not reaped before this thread is joined.
+                    kill(pid);
                     true
                 }
                 _ => false,
@@ -535,15 +535,12 @@ impl Netns {
 /// `pre_exec`). A fork copies the parent's page tables, so its cost grows
 /// with the harness's memory: with the 100k-rule cases' text in memory it
 /// added about a millisecond to every measured process.
-pub fn spawn_in_netns(fd: c_int, cmd: &mut Command) -> io::Result<(Child, Instant)> {
+pub fn spawn_in_netns(fd: BorrowedFd<'_>, cmd: &mut Command) -> io::Result<(Child, Instant)> {
     std::thread::scope(|sc| {
         sc.spawn(|| {
-            // SAFETY: setns on a descriptor the caller keeps open; it
-            // changes only this helper thread's namespace, and the thread
-            // ends right after the spawn.
-            if unsafe { setns(fd, CLONE_NEWNET) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
+            // Changes only this helper thread's namespace; the thread ends
+            // right after the spawn.
+            move_into_link_name_space(fd, Some(LinkNameSpaceType::Network))?;
             let t0 = Instant::now();
             cmd.spawn().map(|c| (c, t0))
         })

@@ -339,3 +339,35 @@ fn report_content() {
     // Packet costs are shown as rates: 9 Gbit/s, not 0.11 s.
     assert!(md.contains("(9.00–9.45) Gbit/s"), "{md}");
 }
+
+/// results.csv and results.json keep the format runs wrote before they
+/// were written with csv and serde_json (`testdata/results/`, written by
+/// the former writers from the same records): the CSV byte for byte, the
+/// JSON but for its integral numbers (`1` then, `1.0` now); and `--compare`
+/// reads such an earlier run.
+#[test]
+fn results_files_keep_their_format() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/results");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect("golden file");
+    let (old_csv, old_json) = (read("results.csv"), read("results.json"));
+    assert_eq!(bench::suites::to_csv(&records()), old_csv);
+    let json = bench::suites::to_json(&machine(), &records());
+    let integral = json
+        .replace(".0,", ",")
+        .replace(".0]", "]")
+        .replace(".0}", "}");
+    assert_eq!(integral, old_json);
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(
+        doc["records"].as_array().map(Vec::len),
+        Some(records().len())
+    );
+    let best = bench::suites::compare::best(&old_csv).expect("an earlier run's CSV");
+    let all = records();
+    let steps = all
+        .iter()
+        .filter(|r| r.status == Status::Ok && !r.samples.is_empty())
+        .map(|r| (&r.suite, &r.case, &r.name, r.n))
+        .collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(best.len(), steps.len());
+}

@@ -1,6 +1,7 @@
 //! An interrupted bench removes its namespaces at once and exits with
 //! 128 + the signal number, leaving no scratch folder (root only).
 
+use rustix::process::{kill_process, Pid, Signal};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,17 +23,18 @@ fn sigint_and_sigterm_remove_the_namespaces() {
         eprintln!("SKIP: the bench needs root");
         return;
     }
-    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
-        let out = std::env::temp_dir().join(format!("nfk-sig-{}-{sig}", std::process::id()));
-        let child = Command::new(env!("CARGO_BIN_EXE_baseline-bench"))
+    for (sig, code) in [(Signal::INT, 130), (Signal::TERM, 143)] {
+        let out =
+            std::env::temp_dir().join(format!("nfk-sig-{}-{}", std::process::id(), sig.as_raw()));
+        let child = Command::new(env!("CARGO_BIN_EXE_nfkeeper-bench"))
             .args([
-                "--suite", "ruleset", "--quick", "--sizes", "2000", "--quiet", "--out",
+                "bench", "ruleset", "--quick", "--sizes", "2000", "--quiet", "--out",
             ])
             .arg(&out)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn baseline-bench");
+            .expect("spawn nfkeeper-bench");
         let pid = child.id();
         let t0 = Instant::now();
         while namespaces_of(pid).is_empty() {
@@ -42,8 +44,8 @@ fn sigint_and_sigterm_remove_the_namespaces() {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
-        // SAFETY: kill(2) on our own child.
-        unsafe { libc::kill(pid as i32, sig) };
+        let child_pid = Pid::from_raw(pid as i32).expect("a child's PID");
+        kill_process(child_pid, sig).expect("kill our own child");
         let o = child.wait_with_output().expect("wait");
         assert_eq!(
             o.status.code(),

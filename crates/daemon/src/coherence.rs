@@ -95,7 +95,8 @@ impl Coherence {
         self.watch_with(EventSocket::open())
     }
 
-    fn watch_with(&self, es: Result<EventSocket, nft::Error>) -> bool {
+    /// [`Coherence::watch`] on a given event socket (or its opening error).
+    pub fn watch_with(&self, es: Result<EventSocket, nft::Error>) -> bool {
         match es.and_then(|es| es.set_nonblocking().map(|()| es)) {
             Ok(es) => {
                 *self.events() = Some(es);

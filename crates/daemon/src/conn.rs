@@ -4,6 +4,7 @@
 //! model under a shared lock, writes through the writer — and stream the
 //! answers back.
 
+use crate::frame::{Budget, FrameError, FrameReader};
 use crate::listen::{peer, refuse};
 use crate::writer::{exit_code, Write};
 use crate::Shared;
@@ -13,22 +14,22 @@ use iptables::tool::{self, completed_line, generated_line, Backend};
 use keeper::txn::{Done, Restore, Work};
 use proto::{Fam, Reply, Request};
 use ruleset::{Family, TableKind};
-use std::io::{self, Read};
+use std::io::{self, Read, Write as _};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// Request bytes buffered by all connections together: beyond this a new
-/// request is refused ("server busy") instead of growing memory.
-const MAX_IN_FLIGHT: usize = 1 << 30;
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Request bytes held by all connections together: beyond this a request
+/// is refused ("server busy") instead of growing memory.
+static BUDGET: Budget = Budget::new(1 << 30);
 
 /// Output is sent in frames of at most this many bytes.
 const CHUNK: usize = 1 << 20;
 
-/// Send one protocol-level error and close.
-pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str) {
+/// Send one protocol-level error, then read (and drop) what the peer
+/// still sends, for up to `linger`, so that a client that writes its whole
+/// request before reading gets the error instead of a broken pipe.
+pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str, linger: Duration) {
     let _ = proto::write_reply(
         &mut s,
         &Reply::Error {
@@ -36,6 +37,19 @@ pub fn refuse_and_close(mut s: UnixStream, code: i32, message: &str) {
             message: message.to_string(),
         },
     );
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + linger;
+    let mut sink = [0u8; 16 << 10];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match s.read(&mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
 }
 
 fn family(f: Fam) -> Family {
@@ -45,64 +59,44 @@ fn family(f: Fam) -> Family {
     }
 }
 
-/// Releases a reservation of request bytes.
-struct Reserved(usize);
-
-impl Drop for Reserved {
-    fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(self.0, Ordering::SeqCst);
-    }
-}
-
 pub fn serve_client(sh: &Shared, mut s: UnixStream) {
-    let _ = s.set_read_timeout(Some(sh.cfg.idle_timeout));
     let _ = s.set_write_timeout(Some(sh.cfg.idle_timeout));
+    let linger = sh.cfg.idle_timeout.min(Duration::from_secs(2));
     let who = match peer(&s) {
         Ok(p) => {
             if let Some(why) = refuse(sh, &p) {
                 sh.metrics.refused_peers.inc();
                 crate::log::line(&format!("event=refused {} why={why:?}", p.describe()));
-                return refuse_and_close(s, 1, &why);
+                return refuse_and_close(s, 1, &why, linger);
             }
             p.describe()
         }
-        Err(e) => return refuse_and_close(s, 1, &format!("peer credentials: {e}")),
+        Err(e) => return refuse_and_close(s, 1, &format!("peer credentials: {e}"), linger),
     };
-    let mut body = Vec::new();
+    let mut frames = FrameReader::default();
     loop {
-        let mut len = [0u8; 4];
-        match s.read_exact(&mut len) {
-            Ok(()) => {}
+        let t = sh.cfg.idle_timeout;
+        let body = match frames.read(&mut s, sh.cfg.max_request, t, t, &BUDGET) {
+            Ok(b) => b,
             // Clean close, idle timeout, or a client gone: nothing to answer.
-            Err(_) => return,
-        }
-        let n = u32::from_be_bytes(len) as usize;
-        if n > sh.cfg.max_request {
-            sh.metrics.bad_requests.inc();
-            return refuse_and_close(
-                s,
-                4,
-                &format!(
-                    "request of {n} bytes exceeds the limit of {} bytes (nfkeeper serve --max-request)",
-                    sh.cfg.max_request
-                ),
-            );
-        }
-        if IN_FLIGHT.fetch_add(n, Ordering::SeqCst) + n > MAX_IN_FLIGHT {
-            IN_FLIGHT.fetch_sub(n, Ordering::SeqCst);
-            return refuse_and_close(s, 4, "server busy: too much request data in flight; retry");
-        }
-        let reserved = Reserved(n);
-        body.clear();
-        body.resize(n, 0);
-        if s.read_exact(&mut body).is_err() {
-            // A client that stalls mid-request loses its connection at the
-            // idle timeout; nobody else waits for it.
-            sh.metrics.bad_requests.inc();
-            return refuse_and_close(s, 2, "incomplete request (timed out or closed mid-frame)");
-        }
-        let req = proto::decode_request(&body);
-        drop(reserved);
+            Err(FrameError::Closed) => return,
+            Err(e) => {
+                sh.metrics.bad_requests.inc();
+                frames.release(&BUDGET);
+                let (code, msg) = match e {
+                    FrameError::TooLarge(n) => (4, format!(
+                        "request of {n} bytes exceeds the limit of {} bytes (nfkeeper serve --max-request)",
+                        sh.cfg.max_request
+                    )),
+                    FrameError::Busy => (4, "server busy: too much request data in flight; retry".into()),
+                    _ => (2, "incomplete request (timed out or closed mid-frame)".into()),
+                };
+                return refuse_and_close(s, code, &msg, linger);
+            }
+        };
+        let req = proto::decode_request(body);
+        frames.release(&BUDGET);
+        frames.shrink();
         let req = match req {
             Ok(r) => r,
             Err(e) => {
@@ -114,7 +108,7 @@ pub fn serve_client(sh: &Shared, mut s: UnixStream) {
                     ),
                     other => format!("bad request: {other}"),
                 };
-                return refuse_and_close(s, 2, &msg);
+                return refuse_and_close(s, 2, &msg, linger);
             }
         };
         if handle(sh, &mut s, &who, req).is_err() {
@@ -146,16 +140,22 @@ impl<'a> FrameWriter<'a> {
         Ok(())
     }
 
-    /// Send what is buffered, then `err` as Stderr frames and the exit code.
+    /// Send what is buffered, then `err` as Stderr frames and the exit code,
+    /// in one write: a client waiting for the end of its reply is woken
+    /// once, not once per frame.
     fn end(mut self, err: &[u8], code: i32) -> io::Result<()> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        self.flush_frame()?;
-        for chunk in err.chunks(CHUNK) {
-            proto::write_reply(self.s, &Reply::Stderr(chunk.to_vec()))?;
+        let mut out = Vec::new();
+        if !self.buf.is_empty() {
+            proto::encode_reply(&Reply::Stdout(std::mem::take(&mut self.buf)), &mut out);
         }
-        proto::write_reply(self.s, &Reply::Exit(code))
+        for chunk in err.chunks(CHUNK) {
+            proto::encode_reply(&Reply::Stderr(chunk.to_vec()), &mut out);
+        }
+        proto::encode_reply(&Reply::Exit(code), &mut out);
+        self.s.write_all(&out)
     }
 }
 
@@ -412,7 +412,7 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
                 table,
                 ..Default::default()
             };
-            let input = String::from_utf8_lossy(&payload);
+            let input = iptables::bytes::decode(&payload);
             let mut b = Front {
                 sh,
                 who,
@@ -431,7 +431,6 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
 
 impl FrameWriter<'_> {
     fn end_with_stdout(mut self, text: &str) -> io::Result<()> {
-        use std::io::Write as _;
         let _ = self.write_all(text.as_bytes());
         self.end(&[], 0)
     }
@@ -452,19 +451,12 @@ fn typed_ops(
         match parse(&words, ParseOpts::command(fam, "nfkeeper")) {
             Ok(p) => cmds.push(p),
             Err(e) => {
-                let mut res = vec![
-                    proto::OpResult {
-                        code: 0,
-                        message: "not applied".into()
-                    };
-                    ops.len()
-                ];
-                res[i] = proto::OpResult {
+                let failed = proto::OpResult {
                     code: e.exit_code(),
                     message: e.render("nfkeeper", None).trim_end().to_string(),
                 };
-                proto::write_reply(s, &Reply::OpResults(res))?;
-                return proto::write_reply(s, &Reply::Exit(e.exit_code()));
+                let res = not_applied_but(ops.len(), i, failed);
+                return end_ops(s, res, e.exit_code());
             }
         }
     }
@@ -472,24 +464,50 @@ fn typed_ops(
     let what = format!("{n} typed op(s)");
     let d = submit(sh, who, fam, "nfkeeper", what, Work::Cmds(cmds));
     let code = exit_code(&d);
-    let (stdout, message) = match d {
-        Done::Cmds(Ok(out)) => (out, String::new()),
-        Done::Cmds(Err(e)) => (
-            String::new(),
-            e.to_iptables()
-                .render("nfkeeper", None)
-                .trim_end()
-                .to_string(),
-        ),
-        other => (String::new(), format!("unexpected answer {other:?}")),
+    let (stdout, message, at) = match d {
+        Done::Cmds(Ok(out)) => (out, String::new(), None),
+        Done::Cmds(Err(e)) => {
+            let at = match e {
+                keeper::Error::CommandAt { index, .. } if index < n => Some(index),
+                _ => None,
+            };
+            let text = e.to_iptables().render("nfkeeper", None);
+            (String::new(), text.trim_end().to_string(), at)
+        }
+        other => (String::new(), format!("unexpected answer {other:?}"), None),
     };
-    let res = vec![proto::OpResult { code, message }; n];
+    // The operation that failed carries the error, the others "not
+    // applied" (as for a parse error); a failure no single operation is
+    // known to have caused is every operation's.
+    let res = match at {
+        Some(i) => not_applied_but(n, i, proto::OpResult { code, message }),
+        None => vec![proto::OpResult { code, message }; n],
+    };
     let mut out = FrameWriter::new(s);
-    {
-        use std::io::Write as _;
-        let _ = out.write_all(stdout.as_bytes());
-    }
+    let _ = out.write_all(stdout.as_bytes());
     out.flush_frame()?;
-    proto::write_reply(out.s, &Reply::OpResults(res))?;
-    proto::write_reply(out.s, &Reply::Exit(code))
+    end_ops(out.s, res, code)
+}
+
+/// The end of a typed operations reply, OpResults and Exit, in one write
+/// (the client is woken once).
+fn end_ops(s: &mut UnixStream, res: Vec<proto::OpResult>, code: i32) -> io::Result<()> {
+    let mut out = Vec::new();
+    proto::encode_reply(&Reply::OpResults(res), &mut out);
+    proto::encode_reply(&Reply::Exit(code), &mut out);
+    s.write_all(&out)
+}
+
+/// Results of a failed transaction of `n` operations where operation `i`
+/// failed with `failed`: the others are "not applied" (code 0).
+fn not_applied_but(n: usize, i: usize, failed: proto::OpResult) -> Vec<proto::OpResult> {
+    let mut res = vec![
+        proto::OpResult {
+            code: 0,
+            message: "not applied".into()
+        };
+        n
+    ];
+    res[i] = failed;
+    res
 }

@@ -13,6 +13,7 @@
 
 pub mod coherence;
 pub mod conn;
+pub mod frame;
 pub mod listen;
 pub mod log;
 pub mod metrics;
@@ -292,6 +293,41 @@ fn enter_netns(name: &str) -> Result<(), String> {
     .map_err(|e| format!("setns {path}: {e}"))
 }
 
+/// Descriptors the daemon needs beyond one per client.
+const OWN_FDS: u64 = 64;
+
+/// Raise the soft limit of open descriptors towards the hard one so that
+/// `max_clients` clients fit; a warning when even the hard limit is short
+/// (accepts then fail, and the acceptor pauses instead of spinning).
+fn ensure_fds(max_clients: usize) {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let want = max_clients as u64 + OWN_FDS;
+    let mut lim = getrlimit(Resource::Nofile);
+    let (cur, max) = (
+        lim.current.unwrap_or(u64::MAX),
+        lim.maximum.unwrap_or(u64::MAX),
+    );
+    if cur >= want {
+        return;
+    }
+    lim.current = Some(want.min(max));
+    let _ = setrlimit(Resource::Nofile, lim);
+    if max < want {
+        log::line(&format!(
+            "event=warning what=\"open file limit {max} is below --max-clients {max_clients} + {OWN_FDS}; raise LimitNOFILE\""
+        ));
+    }
+}
+
+/// The kernel connections a daemon works through: the socket every commit
+/// goes through, and the event socket that tells it of others' changes
+/// (an error: no events; then every table is re-read whenever the
+/// generation moved).
+pub struct Kernel {
+    pub sock: nft::Socket,
+    pub events: Result<nft::EventSocket, nft::Error>,
+}
+
 /// Run the daemon until killed. Errors at start-up are returned.
 pub fn serve(cfg: Config) -> Result<(), String> {
     // The metrics endpoint listens where the caller is (the host, for a
@@ -305,13 +341,36 @@ pub fn serve(cfg: Config) -> Result<(), String> {
     if let Some(n) = &cfg.netns {
         enter_netns(n)?;
     }
+    ensure_fds(cfg.max_clients);
     let ino = netns_inode().map_err(|e| format!("network namespace: {e}"))?;
     let path = cfg
         .socket
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("/run/nfkeeper/net-{ino}.sock")));
+    let kernel = Kernel {
+        sock: nft::Socket::open().map_err(|e| format!("netlink: {e}"))?,
+        events: nft::EventSocket::open(),
+    };
+    let (sh, listener) = start(cfg, kernel, ino, &path)?;
+    if let Some(l) = metrics {
+        listen::metrics_endpoint(sh.clone(), l)?;
+    }
+    listen::accept_loop(sh, listener);
+    Ok(())
+}
+
+/// Load the model through `kernel`, start the event and writer threads
+/// and bind the socket at `path`; the caller runs the accept loop
+/// (`listen::accept_loop`). `ino` is the served namespace's inode, for
+/// status.
+pub fn start(
+    cfg: Config,
+    kernel: Kernel,
+    ino: u64,
+    path: &std::path::Path,
+) -> Result<(Arc<Shared>, std::os::unix::net::UnixListener), String> {
     let t0 = Instant::now();
-    let mut sock = nft::Socket::open().map_err(|e| format!("netlink: {e}"))?;
+    let Kernel { mut sock, events } = kernel;
     let coherence = coherence::Coherence::default();
     coherence.set_our_portid(sock.portid());
     let sh = Arc::new(Shared {
@@ -321,14 +380,14 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         coherence,
         metrics: metrics::Metrics::default(),
         started: Instant::now(),
-        socket_path: path.clone(),
+        socket_path: path.to_path_buf(),
         netns_ino: ino,
         clients: AtomicUsize::new(0),
         readers_waiting: AtomicUsize::new(0),
         kernel: Mutex::new(None),
     });
     // Events first, then the read: a change after the read is then seen.
-    if sh.coherence.watch() {
+    if sh.coherence.watch_with(events) {
         let sh = sh.clone();
         std::thread::Builder::new()
             .name("events".into())
@@ -345,7 +404,7 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         libc::malloc_trim(0);
     }
     *sh.kernel.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
-    let listener = listen::bind(&path)?;
+    let listener = listen::bind(path)?;
     let sz = sh.sizes();
     log::line(&format!(
         "event=start pid={} netns=net:[{ino}] socket={:?} rules={} chains={} load_ms={}",
@@ -355,9 +414,6 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         sz.chains,
         t0.elapsed().as_millis()
     ));
-    if let Some(l) = metrics {
-        listen::metrics_endpoint(sh.clone(), l)?;
-    }
     {
         let sh = sh.clone();
         std::thread::Builder::new()
@@ -365,6 +421,5 @@ pub fn serve(cfg: Config) -> Result<(), String> {
             .spawn(move || writer::run(&sh))
             .map_err(|e| e.to_string())?;
     }
-    listen::accept_loop(sh, listener);
-    Ok(())
+    Ok((sh, listener))
 }

@@ -141,12 +141,22 @@ impl Pool {
             let accepted = self.l.accept();
             let last = self.idle.fetch_sub(1, Ordering::SeqCst) == 1;
             // A failed accept (say, out of descriptors) serves nobody:
-            // retry in this thread rather than start another.
-            if let Ok((s, _)) = accepted {
-                if last {
-                    self.spawn();
+            // retry in this thread rather than start another, after a
+            // pause when the cause will not go away by itself (without it
+            // the loop spins while the connection waits in the backlog).
+            match accepted {
+                Ok((s, _)) => {
+                    if last {
+                        self.spawn();
+                    }
+                    self.serve(s);
                 }
-                self.serve(s);
+                Err(e) => {
+                    if let Some(pause) = accept_backoff(&e) {
+                        self.sh.metrics.accept_errors.inc();
+                        std::thread::sleep(pause);
+                    }
+                }
             }
             if !permanent && self.idle.load(Ordering::SeqCst) >= IDLE_KEEP {
                 return;
@@ -166,11 +176,25 @@ impl Pool {
                     "server busy: {} clients connected (--max-clients)",
                     sh.cfg.max_clients
                 ),
+                sh.cfg.idle_timeout.min(std::time::Duration::from_secs(2)),
             );
             return;
         }
         crate::conn::serve_client(sh, s);
         sh.clients.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How long to wait before accepting again after `e`: out of descriptors
+/// (per process or system-wide) or memory lasts until a client leaves;
+/// an interrupted or aborted accept is retried at once.
+pub fn accept_backoff(e: &std::io::Error) -> Option<std::time::Duration> {
+    match e.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => {
+            Some(std::time::Duration::from_millis(50))
+        }
+        Some(libc::EINTR | libc::ECONNABORTED) => None,
+        _ => Some(std::time::Duration::from_millis(1)),
     }
 }
 

@@ -123,6 +123,8 @@ pub struct Metrics {
     pub foreign_changes: Counter,
     pub refused_peers: Counter,
     pub bad_requests: Counter,
+    /// accept(2) failures that paused the acceptor (out of descriptors …).
+    pub accept_errors: Counter,
     pub connections: Counter,
     pub commit_latency: Histogram,
     pub batch_writes: Histogram,
@@ -139,6 +141,7 @@ impl Default for Metrics {
             resyncs_lost_events: Counter::default(),
             foreign_changes: Counter::default(),
             refused_peers: Counter::default(),
+            accept_errors: Counter::default(),
             bad_requests: Counter::default(),
             connections: Counter::default(),
             commit_latency: Histogram::new(LATENCY),
@@ -237,6 +240,12 @@ impl Metrics {
             "nfkeeper_bad_requests_total",
             "Malformed, oversized or unknown-version requests.",
             self.bad_requests.get(),
+        );
+        counter(
+            &mut o,
+            "nfkeeper_accept_errors_total",
+            "Failed accepts the acceptor paused after (out of descriptors or memory).",
+            self.accept_errors.get(),
         );
         counter(
             &mut o,

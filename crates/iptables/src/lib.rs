@@ -5,6 +5,7 @@
 //! What it is not: it does no I/O beyond what the caller hands it, and knows
 //! nothing of nftables or the kernel.
 
+pub mod bytes;
 pub mod error;
 pub mod exec;
 pub mod ext;

@@ -68,6 +68,7 @@ const REQUIRED: &[&str] = &[
 const NEEDS_KERNEL_OBJECTS: &[(&str, &str)] = &[
     ("libxt_set.t", "-m set --match-set foo src,dst"),
     ("libxt_nfacct.t", "-m nfacct --nfacct-name wrong"),
+    ("libxt_SET.t", "-j SET --add-set foo src,dst"),
 ];
 
 pub fn conformance_dir() -> Option<PathBuf> {

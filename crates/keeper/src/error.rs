@@ -25,6 +25,10 @@ pub struct Refusal {
 pub enum Error {
     /// The command failed in the model, with iptables' message.
     Command(iptables::Error),
+    /// Command `index` (0-based) of a write of several commands (typed
+    /// operations) failed in the model, with iptables' message; the write
+    /// applied none of them.
+    CommandAt { index: usize, err: iptables::Error },
     /// The kernel refused the transaction (nothing of it was applied).
     Refused(Refusal),
     /// The ruleset kept changing under the command until its retries ran
@@ -81,7 +85,7 @@ impl Error {
     /// a failed kernel operation (`OP failed (strerror): object`, exit 4).
     pub fn to_iptables(&self) -> iptables::Error {
         match self {
-            Error::Command(e) => e.clone(),
+            Error::Command(e) | Error::CommandAt { err: e, .. } => e.clone(),
             Error::Permission => iptables::Error::op("Permission denied (you must be root)."),
             Error::Busy => resource(
                 "Resource temporarily unavailable: the ruleset changed concurrently; try again.",

@@ -307,6 +307,13 @@ fn write_piece(
     };
     let mut lines: Vec<(ruleset::RuleId, String, Counters, Option<String>)> = Vec::new();
     for e in sock.set_elems(fam, tname, &set)? {
+        // An interval member's end marker belongs to the element before it
+        // (written by nfkeeper, without userdata).
+        if e.flags
+            .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0)
+        {
+            continue;
+        }
         let Some((id, text, _)) = rule_text(e.userdata.as_deref(), texts) else {
             foreign.push(format!("element of set {set} (no nfkeeper userdata)"));
             continue;

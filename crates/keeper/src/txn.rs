@@ -260,10 +260,16 @@ fn commit_cmds(
             };
             let mut out = String::new();
             let mut r = Ok(());
-            for p in cmds {
+            for (j, p) in cmds.iter().enumerate() {
                 let (t, view) = st.parts(w.family, p.table);
                 let mut planner = Planner::new(w.family, view, &mut pending, o);
-                r = planner.run(p.table, t, p.clone(), &mut out);
+                r = planner.run(p.table, t, p.clone(), &mut out).map_err(|e| {
+                    if cmds.len() > 1 {
+                        Error::CommandAt { index: j, err: e }
+                    } else {
+                        Error::Command(e)
+                    }
+                });
                 if r.is_err() {
                     break;
                 }
@@ -275,7 +281,7 @@ fn commit_cmds(
                         st.model.table_mut(w.family, k).rollback_to(sp);
                     }
                     pending.truncate(mark, st.view_mut(w.family));
-                    outs[i] = Some(Err(Error::Command(e)));
+                    outs[i] = Some(Err(e));
                 }
             }
         }
@@ -306,6 +312,17 @@ fn commit_cmds(
                 settle_answers(&mut fin, &mut outs);
                 break;
             }
+            Ok(rep) if rep.outcome.errors.is_empty() && !nothing_applied(sock, genid) => {
+                // No verdict (replies lost) and the generation moved: the
+                // batch may have committed; replaying could apply it twice.
+                end_model(st, false);
+                restore_presence(st, &present0);
+                for (f, k) in &touched {
+                    src.invalidate(*f, *k);
+                }
+                fail_open(&mut fin, Error::Unconfirmed(NO_VERDICT.into()));
+                break;
+            }
             Ok(rep) => {
                 end_model(st, false);
                 restore_presence(st, &present0);
@@ -332,11 +349,15 @@ fn commit_cmds(
                             }
                         }
                     }
-                    // The batch as a whole: a generation conflict (or no
-                    // verdict at all): replay after bringing the model up.
-                    _ => stats.conflicts += 1,
+                    // The batch as a whole: a generation conflict: replay
+                    // after bringing the model up. (A write refused alone
+                    // is not a conflict: each such replay answers one write
+                    // or changes how one is planned, so they end.)
+                    _ => {
+                        stats.conflicts += 1;
+                        attempt += 1;
+                    }
                 }
-                attempt += 1;
             }
             Err(e) => {
                 // Sent or not, the fate is unknown: re-read what we touched
@@ -354,6 +375,16 @@ fn commit_cmds(
     fin.into_iter()
         .map(|r| Done::Cmds(r.unwrap_or(Err(Error::Busy))))
         .collect()
+}
+
+/// What a batch without any answer from the kernel is reported as.
+const NO_VERDICT: &str = "the kernel's answer to the transaction was lost";
+
+/// After a batch got no verdict (its replies lost): whether the kernel is
+/// still at generation `genid`, so nothing of it was applied and it may be
+/// replayed. O(1): one GETGEN.
+fn nothing_applied(sock: &mut Socket, genid: u32) -> bool {
+    sock.gen().is_ok_and(|g| g.id == genid)
 }
 
 fn fail_open(fin: &mut [Option<Result<String, Error>>], e: Error) {
@@ -548,6 +579,14 @@ fn restore(
                 st.genid = genid.wrapping_add(1);
                 return Ok(rstats);
             }
+            Ok(rep) if rep.outcome.errors.is_empty() && !nothing_applied(sock, genid) => {
+                reverse.undo(&mut st.model);
+                restore_presence(st, &present0);
+                for key in &touched {
+                    src.invalidate(key.0, key.1);
+                }
+                return Err(at0(Error::Unconfirmed(NO_VERDICT.into())));
+            }
             Ok(rep) => {
                 reverse.undo(&mut st.model);
                 restore_presence(st, &present0);
@@ -574,9 +613,11 @@ fn restore(
                             });
                         }
                     }
-                    None => stats.conflicts += 1,
+                    None => {
+                        stats.conflicts += 1;
+                        attempt += 1;
+                    }
                 }
-                attempt += 1;
             }
             Err(e) => {
                 reverse.undo(&mut st.model);

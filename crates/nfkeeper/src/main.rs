@@ -11,7 +11,7 @@
 #![cfg_attr(not(test), no_main)]
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
-mod demo;
+mod forward;
 mod offline;
 mod personality;
 mod settings;
@@ -57,9 +57,11 @@ Usage:
   nfkeeper load [-6] [-c] FILE     load an iptables-save file into the model, print it back with timings
   nfkeeper bench model [--quick] [--sizes N,N] [--reps N]
                                    model benchmarks (restore, single operations, save) as Markdown
-  nfkeeper bench daemon [--quick] [--case concurrent,single,process,memory] [--out DIR]
+  nfkeeper bench daemon [--quick] [--case C,...] [--procs N] [--cmds M] [--out DIR]
                                    nfkeeper serve: concurrent API appends, single-operation latency,
-                                   one process per rule, memory; against iptables-nft
+                                   one process per rule, memory, against iptables-nft; parallel
+                                   scripts (N processes x M -A then -D, every tool); hostile peers
+                                   (cases: concurrent,single,process,parallel,memory,hostile)
   nfkeeper bench [cf|ruleset|packet|all] [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
                 [--reps N] [--sizes N,...] [--rcu-default] [--compare DIR1,DIR2]
                                    the studies' suites (all of them by default) against
@@ -93,6 +95,9 @@ Usage:
                                      or invoke nfkeeper through a symlink of that name)
   nfkeeper --version | --help
 
+demo, load and bench run the nfkeeper-bench program beside nfkeeper (cargo build
+--release builds both; `nfkeeper bench --help` for all the suites' options).
+
 The iptables personalities change the kernel of the current network namespace
 (nfkeeper's own nftables tables: ip nfkeeper_filter, ip6 nfkeeper_nat, ...).
 With NFKEEPER_OFFLINE_STATE=PATH set they work offline instead, on a model kept
@@ -119,8 +124,8 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
 }
 
 /// For subcommands that run long and write to sockets and pipes whose
-/// reader may go away (the daemon, the benchmarks): a write to a closed
-/// pipe is an error to handle, not the end of the process.
+/// reader may go away (the daemon): a write to a closed pipe is an error
+/// to handle, not the end of the process.
 fn ignore_sigpipe() {
     // SAFETY: setting a signal's disposition to SIG_IGN has no handler to
     // race with.
@@ -130,7 +135,13 @@ fn ignore_sigpipe() {
 }
 
 fn run() -> i32 {
-    let args: Vec<String> = std::env::args().collect();
+    // Arguments as iptables takes them: any bytes (see iptables::bytes).
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| {
+            use std::os::unix::ffi::OsStrExt;
+            iptables::bytes::decode(a.as_bytes()).into_owned()
+        })
+        .collect();
     let argv0 = args.first().map(String::as_str).unwrap_or("nfkeeper");
     let base = argv0.rsplit('/').next().unwrap_or(argv0);
     let env = settings::Env::read();
@@ -169,15 +180,7 @@ fn run() -> i32 {
         "status" => status(&s),
         "trace" => trace::trace(rest, &s),
         "verify" => verify::verify(rest, &s),
-        "demo" => {
-            ignore_sigpipe();
-            demo::demo(rest)
-        }
-        "bench" => {
-            ignore_sigpipe();
-            run_bench(rest)
-        }
-        "load" => demo::load(rest),
+        "bench" | "demo" | "load" => forward::to_bench(argv0, &args[first..]),
         "--version" | "-V" | "version" => {
             println!(
                 "nfkeeper {} (iptables {})",
@@ -232,75 +235,20 @@ fn status(s: &settings::Settings) -> i32 {
             print!("{text}");
             0
         }
+        // A daemon answered, and said no (e.g. to a user that is not root).
+        Err(proto::client::ClientError::Refused { code, message }) => {
+            eprintln!(
+                "nfkeeper status: the daemon at {} refused: {message}",
+                path.display()
+            );
+            code.max(1)
+        }
         Err(e) => {
             eprintln!(
                 "nfkeeper status: no daemon answers at {} ({e}); commands run in direct mode",
                 path.display()
             );
             3
-        }
-    }
-}
-
-/// The suites `nfkeeper bench --help` lists after the kernel suites' text.
-const BENCH_OTHER: &str = "
-also:
-  nfkeeper bench model [--quick] [--sizes N,...] [--reps N] [--op-reps N] [--batch K]
-                       the in-memory model alone (no kernel, no root)
-  nfkeeper bench daemon [--help]
-                       nfkeeper serve against direct mode and iptables-nft";
-
-/// `nfkeeper bench SUITE ...`: the model suite, the daemon's suite, or the
-/// kernel suites (`cf`, `ruleset`, `packet`, `all`) against the baselines.
-fn run_bench(args: &[String]) -> i32 {
-    match args.first().map(String::as_str) {
-        Some("model") => {
-            let mut opts = match bench::parse_model_args(&args[1..]) {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return 2;
-                }
-            };
-            opts.progress = true;
-            let load0 = bench::loadavg();
-            let results = bench::model_suite(&opts);
-            println!(
-                "Model benchmarks (sizes {:?}, reps {}; load average {} at start, {} at end)\n",
-                opts.sizes,
-                opts.reps,
-                load0,
-                bench::loadavg()
-            );
-            print!("{}", bench::print_markdown(&results));
-            0
-        }
-        Some("daemon") => bench::suites::serve::main(&args[1..]),
-        Some(suite @ ("cf" | "ruleset" | "packet" | "all")) => {
-            let mut argv = vec!["--suite".to_string(), suite.to_string()];
-            argv.extend(args[1..].iter().cloned());
-            bench::suites::cli::main("nfkeeper bench", &argv)
-        }
-        Some("-h" | "--help") => {
-            print!("{}", bench::suites::cli::usage("nfkeeper bench"));
-            println!("{BENCH_OTHER}");
-            0
-        }
-        // `nfkeeper bench [--quick] ...`: every kernel suite in one run.
-        // (`--suite S` given: those suites only.)
-        None => bench::suites::cli::main("nfkeeper bench", &["--suite".into(), "all".into()]),
-        Some(opt) if opt.starts_with('-') => {
-            let mut argv = Vec::new();
-            if !args.iter().any(|a| a == "--suite") {
-                argv.extend(["--suite".to_string(), "all".to_string()]);
-            }
-            argv.extend(args.iter().cloned());
-            bench::suites::cli::main("nfkeeper bench", &argv)
-        }
-        Some(other) => {
-            eprintln!("nfkeeper bench: unknown suite {other} (known: cf, ruleset, packet, all, model, daemon)");
-            eprintln!("Try `nfkeeper bench --help' for more information.");
-            2
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::settings::Settings;
 use crate::Personality;
+use iptables::bytes::Unmap;
 use iptables::tool::{self, Backend};
 use ruleset::Family;
 use std::io::{Read, Write};
@@ -42,9 +43,10 @@ fn backend(family: Family, s: &Settings) -> Result<Box<dyn Backend>, String> {
 /// Run one personality; returns the exit code.
 pub fn run(p: Personality, prog: &str, args: &[String], s: &Settings) -> i32 {
     let family = family_of(p);
+    // Text leaves as the bytes it came in as (iptables::bytes).
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut err = std::io::stderr();
+    let mut out = Unmap::new(std::io::BufWriter::with_capacity(1 << 16, stdout.lock()));
+    let mut err = Unmap::new(std::io::stderr());
     let code = match p {
         Personality::Iptables | Personality::Ip6tables => {
             iptables(family, prog, args, s, &mut out, &mut err)
@@ -102,7 +104,7 @@ fn save(
         None => out,
         Some(f) => match std::fs::File::create(f) {
             Ok(h) => {
-                file = std::io::BufWriter::with_capacity(1 << 16, h);
+                file = Unmap::new(std::io::BufWriter::with_capacity(1 << 16, h));
                 &mut file
             }
             Err(e) => {
@@ -176,7 +178,7 @@ fn restore(
     let proto::Request::Restore { payload, .. } = req else {
         unreachable!("built above")
     };
-    let input = String::from_utf8_lossy(&payload);
+    let input = iptables::bytes::decode(&payload);
     match backend(family, s) {
         Ok(mut b) => tool::restore(family, prog, &a, &input, b.as_mut(), err),
         Err(msg) => {

@@ -70,7 +70,7 @@ pub fn run(req: &Request, prog: &str, s: &Settings, out: &mut dyn Write) -> Opti
         }
         Reply::Stderr(b) => {
             let _ = out.flush();
-            let _ = std::io::stderr().write_all(b);
+            let _ = iptables::bytes::Unmap::new(std::io::stderr()).write_all(b);
         }
         _ => {}
     });

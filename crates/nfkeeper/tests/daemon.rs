@@ -453,9 +453,9 @@ fn peers_that_are_neither_root_nor_in_the_group_are_refused() {
     let Some(ns) = Ns::new("perm") else { return };
     let d = Serve::start(&ns, &[]);
     // SAFETY-free: only the child drops privileges.
-    let nobody = |sock: &Path| {
+    let nobody_runs = |sock: &Path, args: &[&str]| {
         Command::new(BIN)
-            .args(["iptables", "-S"])
+            .args(args)
             .env("NFKEEPER_MODE", "daemon")
             .env("NFKEEPER_SOCKET", sock)
             .uid(65534)
@@ -463,11 +463,22 @@ fn peers_that_are_neither_root_nor_in_the_group_are_refused() {
             .output()
             .expect("run as nobody")
     };
+    let nobody = |sock: &Path| nobody_runs(sock, &["iptables", "-S"]);
     let o = nobody(&d.sock);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         "iptables: permission denied: uid 65534 is not root (start the daemon with --group to admit a group)\n"
+    );
+    // `status` says the daemon refused, not that none answers.
+    let o = nobody_runs(&d.sock, &["status"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "nfkeeper status: the daemon at {} refused: permission denied: uid 65534 is not root (start the daemon with --group to admit a group)\n",
+            d.sock.display()
+        )
     );
     let sock2 = std::env::temp_dir().join(format!("{}-g.sock", ns.0));
     let g = Serve::start_at(&ns, &sock2, &["--group", "65534"]);
@@ -566,6 +577,21 @@ fn api_clients_in_threads_get_all_or_nothing_transactions() {
                         assert_eq!(res.len(), ops.len());
                         let ok = res.iter().all(|r| r.code == 0);
                         assert_eq!(ok, i % 5 != 4, "thread {t} transaction {i}: {res:?}");
+                        if !ok {
+                            // The failing operation is named; the others
+                            // say they were not applied.
+                            let codes: Vec<(i32, &str)> =
+                                res.iter().map(|r| (r.code, r.message.as_str())).collect();
+                            assert_eq!(
+                                codes,
+                                [
+                                    (0, "not applied"),
+                                    (0, "not applied"),
+                                    (1, "nfkeeper: No chain/target/match by that name.")
+                                ],
+                                "thread {t} transaction {i}"
+                            );
+                        }
                         out.push((id, ok));
                     }
                     out

@@ -33,8 +33,10 @@ pub enum Placement {
 }
 
 /// One failed message: its tag (`None` for the batch-begin message, which
-/// is where the kernel reports generation mismatches and commit failures),
-/// its sequence number, the negative errno and the extended-ACK text.
+/// is where the kernel reports a generation mismatch; a failure of the
+/// commit itself, e.g. an anonymous set no rule binds, comes on the first
+/// message after it), its sequence number, the negative errno and the
+/// extended-ACK text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BatchError {
     pub tag: Option<Tag>,

@@ -28,11 +28,11 @@
 //! lossily (each invalid byte becomes U+FFFD, so such a name never equals
 //! an ASCII name like nfkeeper's).
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 use std::time::Duration;
 
 use crate::netlink::{Msg, Msgs, Tb, NFNL_SUBSYS_NFTABLES};
-use crate::socket;
+use crate::transport::{is_overrun, Netlink, Transport};
 use crate::{msg, Error};
 
 /// Netlink multicast group of nf_tables notifications (`NFNLGRP_NFTABLES`
@@ -224,10 +224,11 @@ pub fn parse(buf: &[u8], out: &mut Vec<Event>) -> Result<(), Error> {
     Ok(())
 }
 
-/// A `NETLINK_NETFILTER` socket subscribed to nf_tables notifications of
-/// the network namespace it was opened in. Only receives; never sends.
+/// A netlink connection subscribed to nf_tables notifications (the real
+/// socket: of the network namespace it was opened in). Only receives;
+/// never sends.
 pub struct EventSocket {
-    fd: OwnedFd,
+    transport: Box<dyn Transport>,
     buf: Vec<u8>,
 }
 
@@ -243,11 +244,19 @@ impl EventSocket {
     /// kernel doubles it and enforces a small minimum). Small buffers make
     /// overruns likely; tests use them to provoke one.
     pub fn with_rcvbuf(bytes: usize) -> Result<EventSocket, Error> {
-        let fd = socket::open_bound()?;
-        socket::set_rcvbuf(&fd, bytes)?;
-        socket::join_group(&fd, NFNLGRP_NFTABLES)?;
+        EventSocket::with_transport(Box::new(Netlink::open()?), bytes)
+    }
+
+    /// Subscribes `transport` (see [`crate::transport`]) to nf_tables
+    /// notifications with a receive buffer of `bytes`.
+    pub fn with_transport(
+        mut transport: Box<dyn Transport>,
+        bytes: usize,
+    ) -> Result<EventSocket, Error> {
+        transport.set_rcvbuf(bytes)?;
+        transport.join_group(NFNLGRP_NFTABLES)?;
         Ok(EventSocket {
-            fd,
+            transport,
             buf: vec![0; READ_BUF],
         })
     }
@@ -257,23 +266,25 @@ impl EventSocket {
     /// drained when someone looks ([`EventSocket::try_recv`]), or waited
     /// for with a bound ([`EventSocket::recv`] polls first).
     pub fn set_nonblocking(&self) -> Result<(), Error> {
-        let fd = self.fd.as_raw_fd();
-        // SAFETY: fcntl on a descriptor we own; only the file status flags
-        // change.
-        unsafe {
-            let fl = libc::fcntl(fd, libc::F_GETFL);
-            if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) < 0 {
-                return Err(std::io::Error::last_os_error().into());
-            }
-        }
-        Ok(())
+        Ok(self.transport.set_nonblocking()?)
+    }
+
+    /// The port id of the subscribed connection.
+    pub fn portid(&self) -> u32 {
+        self.transport.portid()
+    }
+
+    /// The file descriptor of the real socket (`None` for other
+    /// transports), to poll it together with other descriptors.
+    pub fn raw_fd(&self) -> Option<RawFd> {
+        self.transport.raw_fd()
     }
 
     /// Waits up to `timeout` (`None`: forever) for notifications, then
     /// returns everything queued (see [`EventSocket::try_recv`]). Empty on
     /// timeout.
     pub fn recv(&mut self, timeout: Option<Duration>) -> Result<Vec<Event>, Error> {
-        if !socket::poll_readable(&self.fd, timeout)? {
+        if !self.transport.wait(timeout)? {
             return Ok(Vec::new());
         }
         self.try_recv()
@@ -288,10 +299,10 @@ impl EventSocket {
     pub fn try_recv(&mut self) -> Result<Vec<Event>, Error> {
         let mut out = Vec::new();
         for _ in 0..MAX_DATAGRAMS {
-            let n = match socket::recv_nonblock(&self.fd, &mut self.buf) {
+            let n = match self.transport.recv(&mut self.buf, true) {
                 Ok(None) => break,
                 Ok(Some(n)) => n,
-                Err(e) if socket::is_overrun(&e) => {
+                Err(e) if is_overrun(&e) => {
                     mark_overrun(&mut out);
                     continue;
                 }
@@ -318,12 +329,6 @@ impl EventSocket {
 fn mark_overrun(out: &mut Vec<Event>) {
     if !out.last().is_some_and(|e| e.overrun) {
         out.push(Event::overrun());
-    }
-}
-
-impl AsRawFd for EventSocket {
-    fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
     }
 }
 

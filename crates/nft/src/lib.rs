@@ -4,13 +4,15 @@
 //! native expressions, sets, set elements) into the bytes of an nf_tables
 //! netlink batch and back, and sending/receiving those bytes. The codec is
 //! sans-I/O (pure encode/decode over byte buffers, tested without root); only
-//! [`socket`] touches the kernel. What it is not: it knows nothing of
+//! [`transport`] touches the kernel, behind a trait that tests replace with an
+//! in-memory kernel. What it is not: it knows nothing of
 //! iptables syntax or of the logical model; planning lives above it.
 //!
 //! Layout: [`netlink`] (framing, TLV writer/parser), one module per object
 //! kind ([`table`], [`chain`], [`rule`], [`set`], [`setelem`], [`gen`]),
 //! [`expr`] (expressions) and [`data`] (data values and verdicts), [`batch`]
-//! (transactions with caller tags), [`socket`] (the only I/O).
+//! (transactions with caller tags), [`socket`] (requests and replies) and
+//! [`events`] (notifications) over a [`transport`] (the only I/O).
 //!
 //! Parsers never panic on malformed input; they return [`Error`].
 
@@ -26,6 +28,7 @@ pub mod set;
 pub mod setelem;
 pub mod socket;
 pub mod table;
+pub mod transport;
 
 pub use batch::{Batch, BatchError, Echo, Outcome, Tag};
 pub use chain::{Chain, Hook};
@@ -38,6 +41,7 @@ pub use set::Set;
 pub use setelem::{SetElem, SetElems};
 pub use socket::Socket;
 pub use table::Table;
+pub use transport::Transport;
 
 use std::fmt;
 

@@ -1,11 +1,8 @@
-//! The only module that does I/O: a `NETLINK_NETFILTER` socket that commits
-//! [`Batch`]es, runs dumps and reads the generation, plus the few syscall
-//! helpers behind [`crate::events::EventSocket`] (multicast membership,
-//! poll, non-blocking receive).
-//!
-//! Uses `libc` because std has no netlink sockets: we need `socket(2)` with
-//! `AF_NETLINK`, `send`/`recv` with `MSG_TRUNC`, and `setsockopt` for
-//! `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE`, `NETLINK_CAP_ACK`, `NETLINK_EXT_ACK`.
+//! Requests over a netlink connection: commit [`Batch`]es, run dumps and
+//! single gets, read the generation. The datagrams go through a
+//! [`Transport`] ([`crate::transport`]): the real `NETLINK_NETFILTER`
+//! socket from [`Socket::open`], or any other with
+//! [`Socket::with_transport`].
 //!
 //! Facts this module relies on (measured on kernel 6.18, see the crate's
 //! tests and `examples/floor.rs`):
@@ -37,39 +34,35 @@
 //!   offering a >= 32 KiB receive buffer (done); keep long chains cached.
 //! - Errors are delivered once, after the whole batch has been processed,
 //!   one `NLMSG_ERROR` per failing message with that message's sequence
-//!   number; a commit-time failure or a generation mismatch (`ERESTART`) is
-//!   reported on the batch-begin message. `NETLINK_CAP_ACK` keeps error
-//!   messages small (the failing request is not copied back).
+//!   number; a generation mismatch (`ERESTART`) is reported on the
+//!   batch-begin message, a failure of the commit itself on the first
+//!   message after it (checked by `crates/fakekernel`'s differential
+//!   test). `NETLINK_CAP_ACK` keeps error messages small (the failing
+//!   request is not copied back).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use crate::batch::{Batch, Outcome};
 use crate::netlink::{self, Msg, Msgs, NLMSG_DONE, NLMSG_ERROR, NLM_F_DUMP, NLM_F_DUMP_INTR};
+use crate::transport::{is_overrun, Netlink, Transport};
 use crate::{msg, Chain, Error, Family, Gen, Object, RuleRef, Set, SetElem, SetElems, Table};
 
-const SOL_NETLINK: i32 = 270;
-const NETLINK_CAP_ACK: i32 = 10;
-const NETLINK_EXT_ACK: i32 = 11;
-const NETLINK_ADD_MEMBERSHIP: i32 = 1;
 /// Receive buffer size (bytes). Dump skbs are at most 32 KiB; echo
 /// notifications are coalesced into skbs of about a page.
 const RBUF: usize = 256 * 1024;
 const MIN_RCVBUF: usize = 4 << 20;
-const MAX_SOCKBUF: usize = (i32::MAX / 2) as usize;
 
-/// A netlink socket for nf_tables. Owns its fd and a receive buffer reused
-/// across calls. Build one batch at a time per socket ([`Socket::batch`]
-/// hands out the sequence numbers).
+/// A netlink connection for nf_tables requests. Owns its transport and a
+/// receive buffer reused across calls. Build one batch at a time per socket
+/// ([`Socket::batch`] hands out the sequence numbers).
 pub struct Socket {
-    fd: OwnedFd,
+    transport: Box<dyn Transport>,
     rbuf: Vec<u8>,
     seq: u32,
     sndbuf: usize,
     rcvbuf: usize,
     /// Scratch for small requests.
     req: Vec<u8>,
-    portid: u32,
 }
 
 /// Result of a batch commit plus how the socket fared.
@@ -82,165 +75,25 @@ pub struct CommitReport {
     pub overrun: bool,
 }
 
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
-/// A `NETLINK_NETFILTER` socket bound in the calling thread's network
-/// namespace, with a port id chosen by the kernel.
-pub(crate) fn open_bound() -> io::Result<OwnedFd> {
-    // SAFETY: plain syscalls on a fresh fd we own; the sockaddr is a
-    // zeroed `sockaddr_nl` with only the family set.
-    unsafe {
-        let fd = cvt(libc::socket(
-            libc::AF_NETLINK,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            netlink::NETLINK_NETFILTER,
-        ))?;
-        let fd = OwnedFd::from_raw_fd(fd);
-        let mut sa: libc::sockaddr_nl = std::mem::zeroed();
-        sa.nl_family = libc::AF_NETLINK as u16;
-        cvt(libc::bind(
-            fd.as_raw_fd(),
-            &sa as *const _ as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_nl>() as u32,
-        ))?;
-        Ok(fd)
-    }
-}
-
-/// The port id of a bound netlink socket (`getsockname`'s `nl_pid`).
-pub(crate) fn portid_of(fd: &OwnedFd) -> io::Result<u32> {
-    // SAFETY: `sa` and `len` outlive the call; `len` is `sa`'s size.
-    unsafe {
-        let mut sa: libc::sockaddr_nl = std::mem::zeroed();
-        let mut len = std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
-        cvt(libc::getsockname(
-            fd.as_raw_fd(),
-            &mut sa as *mut _ as *mut libc::sockaddr,
-            &mut len,
-        ))?;
-        Ok(sa.nl_pid)
-    }
-}
-
-pub(crate) fn setsockopt_int(fd: &OwnedFd, level: i32, name: i32, v: i32) -> io::Result<()> {
-    // SAFETY: `v` outlives the call and its size is passed.
-    cvt(unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            &v as *const i32 as *const libc::c_void,
-            4,
-        )
-    })
-    .map(drop)
-}
-
-/// Joins netlink multicast group `group` (a group number, not a mask).
-pub(crate) fn join_group(fd: &OwnedFd, group: u32) -> io::Result<()> {
-    setsockopt_int(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group as i32)
-}
-
-/// Sets the receive buffer to `bytes` (`SO_RCVBUFFORCE`, which needs
-/// CAP_NET_ADMIN and ignores `rmem_max`; else `SO_RCVBUF`, capped by
-/// `rmem_max`). The kernel doubles the value for bookkeeping overhead.
-pub(crate) fn set_rcvbuf(fd: &OwnedFd, bytes: usize) -> io::Result<()> {
-    let v = bytes.min(MAX_SOCKBUF) as i32;
-    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, v)
-        .or_else(|_| setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, v))
-}
-
-/// Waits until `fd` is readable: `Ok(false)` when `timeout` passed first
-/// (`None`: wait forever). Retries on `EINTR` with the time left.
-pub(crate) fn poll_readable(
-    fd: &OwnedFd,
-    timeout: Option<std::time::Duration>,
-) -> io::Result<bool> {
-    let deadline = timeout.map(|t| std::time::Instant::now() + t);
-    loop {
-        let ms = match deadline {
-            None => -1,
-            Some(d) => {
-                let left = d.saturating_duration_since(std::time::Instant::now());
-                // Round up so a sub-millisecond wait does not become a spin.
-                left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
-            }
-        };
-        let mut p = libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd, count 1.
-        let r = unsafe { libc::poll(&mut p, 1, ms) };
-        if r > 0 {
-            return Ok(true);
-        }
-        if r == 0 {
-            return Ok(false);
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e);
-        }
-    }
-}
-
-/// Receives one datagram without blocking. `Ok(None)` when nothing is
-/// queued; `Ok(Some(n))` with the datagram's full length, which exceeds
-/// `buf.len()` when it was truncated (`MSG_TRUNC`). `ENOBUFS` is an `Err`
-/// (see [`is_overrun`]).
-pub(crate) fn recv_nonblock(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
-    loop {
-        // SAFETY: the buffer is live and its length passed.
-        let r = unsafe {
-            libc::recv(
-                fd.as_raw_fd(),
-                buf.as_mut_ptr() as *mut libc::c_void,
-                buf.len(),
-                libc::MSG_TRUNC | libc::MSG_DONTWAIT,
-            )
-        };
-        if r >= 0 {
-            return Ok(Some(r as usize));
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EAGAIN) => return Ok(None),
-            _ => return Err(e),
-        }
-    }
-}
-
-/// The socket's receive queue overflowed: the kernel dropped messages.
-pub(crate) fn is_overrun(e: &io::Error) -> bool {
-    e.raw_os_error() == Some(libc::ENOBUFS)
-}
-
 impl Socket {
     /// Opens and binds a `NETLINK_NETFILTER` socket in the calling thread's
     /// network namespace.
     pub fn open() -> Result<Socket, Error> {
-        let fd = open_bound()?;
-        let portid = portid_of(&fd)?;
+        Socket::with_transport(Box::new(Netlink::open_requests()?))
+    }
+
+    /// A socket over any transport (see [`crate::transport`]): the real
+    /// netlink socket, or an in-memory kernel in tests. Sizes the
+    /// transport's buffers as [`Socket::open`] does.
+    pub fn with_transport(transport: Box<dyn Transport>) -> Result<Socket, Error> {
         let mut s = Socket {
-            fd,
+            transport,
             rbuf: vec![0; RBUF],
             seq: 0,
             sndbuf: 0,
             rcvbuf: 0,
             req: Vec::new(),
-            portid,
         };
-        s.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)?;
-        s.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)?;
         s.seq = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as u32)
@@ -253,25 +106,24 @@ impl Socket {
     /// in `nlmsg_pid` of every notification about a change this socket
     /// committed, which is how an event listener tells its own changes from
     /// others' (see [`crate::events`]).
-    pub fn portid(&self) -> u32 {
-        self.portid
+    /// The namespace's cookie (see [`Transport::netns_cookie`]).
+    pub fn netns_cookie(&self) -> Option<u64> {
+        self.transport.netns_cookie()
     }
 
-    fn setsockopt(&self, level: i32, name: i32, v: i32) -> io::Result<()> {
-        setsockopt_int(&self.fd, level, name, v)
+    pub fn portid(&self) -> u32 {
+        self.transport.portid()
     }
 
     /// Raises the kernel socket buffers to at least `snd`/`rcv` bytes
     /// (FORCE variants, falling back to the capped ones without privilege).
     fn ensure_bufs(&mut self, snd: usize, rcv: usize) -> io::Result<()> {
         if snd > self.sndbuf {
-            let v = snd.min(MAX_SOCKBUF) as i32;
-            self.setsockopt(libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, v)
-                .or_else(|_| self.setsockopt(libc::SOL_SOCKET, libc::SO_SNDBUF, v))?;
+            self.transport.set_sndbuf(snd)?;
             self.sndbuf = snd;
         }
         if rcv > self.rcvbuf {
-            set_rcvbuf(&self.fd, rcv)?;
+            self.transport.set_rcvbuf(rcv)?;
             self.rcvbuf = rcv;
         }
         Ok(())
@@ -285,57 +137,22 @@ impl Socket {
     /// Sends `bytes` in one `send` call.
     pub fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.ensure_bufs(bytes.len() + 4096, 0)?;
-        loop {
-            // SAFETY: the pointer/length pair comes from a live slice.
-            let r = unsafe {
-                libc::send(
-                    self.fd.as_raw_fd(),
-                    bytes.as_ptr() as *const libc::c_void,
-                    bytes.len(),
-                    0,
-                )
-            };
-            if r >= 0 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e.into());
-            }
-        }
+        Ok(self.transport.send(bytes)?)
     }
 
     /// Receives one datagram into the reused buffer and returns its length.
     /// `Ok(None)` when `nonblock` and nothing is queued. `ENOBUFS` (the
     /// kernel dropped replies for lack of receive buffer) is an `Err`.
     pub fn recv_raw(&mut self, nonblock: bool) -> Result<Option<usize>, Error> {
-        let flags = libc::MSG_TRUNC | if nonblock { libc::MSG_DONTWAIT } else { 0 };
-        loop {
-            // SAFETY: the buffer is owned and its length passed.
-            let r = unsafe {
-                libc::recv(
-                    self.fd.as_raw_fd(),
-                    self.rbuf.as_mut_ptr() as *mut libc::c_void,
-                    self.rbuf.len(),
-                    flags,
-                )
-            };
-            if r >= 0 {
-                let n = r as usize;
-                if n > self.rbuf.len() {
-                    return Err(Error::Io(io::Error::other(
-                        "netlink datagram larger than receive buffer",
-                    )));
-                }
-                return Ok(Some(n));
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EAGAIN) if nonblock => return Ok(None),
-                _ => return Err(e.into()),
-            }
+        let Some(n) = self.transport.recv(&mut self.rbuf, nonblock)? else {
+            return Ok(None);
+        };
+        if n > self.rbuf.len() {
+            return Err(Error::Io(io::Error::other(
+                "netlink datagram larger than receive buffer",
+            )));
         }
+        Ok(Some(n))
     }
 
     /// The received bytes of the last [`Socket::recv_raw`].
@@ -365,7 +182,7 @@ impl Socket {
             let n = match self.recv_raw(nonblock) {
                 Ok(Some(n)) => n,
                 Ok(None) => return Ok(report),
-                Err(Error::Io(e)) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                Err(Error::Io(e)) if is_overrun(&e) => {
                     // Replies were dropped; collect what is left.
                     report.overrun = true;
                     nonblock = true;
@@ -469,6 +286,22 @@ impl Socket {
     /// Chains of `family`, of one table if `table` is given.
     pub fn chains(&mut self, family: Family, table: Option<&str>) -> Result<Vec<Chain>, Error> {
         self.dump_objects(&Chain::new(family, table.unwrap_or(""), ""))
+    }
+
+    /// Stateful objects (of every type) of `family`, of one table if
+    /// `table` is given.
+    pub fn objects(
+        &mut self,
+        family: Family,
+        table: Option<&str>,
+    ) -> Result<Vec<crate::expr::objref::Obj>, Error> {
+        use crate::expr::objref::{Obj, ObjData};
+        // Type 0 (NFT_OBJECT_UNSPEC) filters no type out.
+        let any = ObjData::Other {
+            ty: 0,
+            data: Vec::new(),
+        };
+        self.dump_objects(&Obj::new(family, table.unwrap_or(""), "", any))
     }
 
     /// Sets of `family`, of one table if `table` is given.

@@ -8,7 +8,7 @@
 //! costs two uncontended atomic operations per allocation, which the restore
 //! timings include (a few ns against hundreds per rule).
 
-use bench::{loadavg, model_suite, parse_model_args, print_markdown, AllocProbe};
+use bench::{loadavg, model_suite, print_markdown, AllocProbe, ModelArgs};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -78,14 +78,11 @@ fn reset_peak() {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut opts = match parse_model_args(&args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let m = clap::Command::new("model-bench")
+        .about("The model benchmarks with exact heap bytes per rule, as a Markdown table")
+        .args(ModelArgs::args())
+        .get_matches();
+    let mut opts = ModelArgs::from_matches(&m).opts();
     opts.alloc = Some(AllocProbe {
         current,
         peak,

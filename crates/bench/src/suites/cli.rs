@@ -1,14 +1,20 @@
-//! The command line of the baseline suites (`baseline-bench`, `nfkeeper
-//! bench cf|ruleset`): options, the run, and the report files.
+//! The command line of the kernel suites (`nfkeeper bench
+//! [cf|ruleset|packet|all]`, run by nfkeeper-bench): options (clap), the
+//! run, and the report files.
 
+use crate::args::{self, flag, get_words, value, words, Sizes};
 use crate::netns;
+use crate::suites::packet::Given;
 use crate::suites::{self, Machine, Opts, Pin};
+use clap::{Arg, ArgMatches};
 use std::io::IsTerminal;
 use std::time::Duration;
 
 /// `--help`: every option, with the defaults of the full and the quick
-/// run. The program name is the caller's (`nfkeeper bench` or
-/// `baseline-bench`), put in by [`usage`].
+/// run side by side (which clap's generated help cannot show, so it is
+/// written here; `help_lists_every_option` keeps it and [`SuiteArgs`] in
+/// step). The program name is the caller's (`nfkeeper bench`), put in by
+/// [`usage`].
 const HELP: &str = "\
 usage: PROG [cf|ruleset|packet|all] [options]      (without a suite: all)
        PROG --compare DIR1,DIR2                 ratios of two runs side by side
@@ -43,7 +49,9 @@ options:                                  full run / --quick
                                                            1000000 / 20000
   --adapters a,b,...   tools to compare (nfkeeper, nfkeeper-daemon,
                        nfkeeper-plain, nfkeeper-daemon-plain, iptables-legacy,
-                       iptables-nft, nft)                  all but the -plain
+                       iptables-nft, nft; nfkeeper-old, nfkeeper-daemon-old:
+                       the build in $NFKEEPER_OLD_BIN)
+                                             all but the -plain and -old
   --case ID,...        only cases whose id starts with one of these
                        (2.1, cf.big, a.addr, f.runs16, ...)
   --pin CPU[,CPU]      run the commands (and their daemons) and the packet
@@ -66,167 +74,210 @@ pub fn usage(prog: &str) -> String {
     HELP.replace("PROG", prog)
 }
 
-/// The one-line hint a parameter problem ends with.
-fn hint(prog: &str) -> String {
-    format!("Try `{prog} --help' for more information.")
+/// The options of the kernel suites, as [`HELP`] describes them (clap
+/// parses them, see [`SuiteArgs::args`]; `--help` prints [`HELP`]).
+/// Absent options take the full run's defaults, or the quick run's with
+/// `--quick`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SuiteArgs {
+    pub quick: bool,
+    /// More suites for the same run and report (`--suite cf,packet`,
+    /// hidden: the subcommand names one).
+    pub suite: Vec<String>,
+    pub sizes: Option<Sizes>,
+    pub reps: Option<usize>,
+    pub warmup: Option<usize>,
+    /// `--limit`, seconds.
+    pub limit: Option<usize>,
+    pub big: Option<(usize, usize)>,
+    pub max_rules: Option<usize>,
+    pub adapters: Vec<String>,
+    /// `--case`.
+    pub cases: Vec<String>,
+    pub pin: Option<Pin>,
+    pub no_pin: bool,
+    pub rcu_default: bool,
+    pub out: Option<String>,
+    pub progress: bool,
+    pub quiet: bool,
+    pub compare: Option<String>,
 }
 
-struct Args {
-    suites: Vec<String>,
-    adapters: Vec<String>,
-    out: String,
-    o: Opts,
-}
+impl SuiteArgs {
+    /// The options as clap arguments. Of two that undo each other
+    /// (`--pin`/`--no-pin`, `--progress`/`--quiet`, `--rcu-default`/
+    /// `--rcu-expedited`, the default, hidden) the last one given counts.
+    pub fn args() -> Vec<Arg> {
+        vec![
+            flag("quick"),
+            words("suite", "SUITE,...")
+                .value_parser(["cf", "ruleset", "packet", "all"])
+                .hide(true),
+            value("sizes", "N,...", args::sizes),
+            value("reps", "N", args::num),
+            value("warmup", "N", args::num),
+            value("limit", "SECS", args::num),
+            value("big", "RULES,CHAINS", big),
+            value("max-rules", "N", args::num),
+            words("adapters", "A,..."),
+            words("case", "ID,..."),
+            value("pin", "CPU[,CPU]", cpus).overrides_with("no-pin"),
+            flag("no-pin").overrides_with("pin"),
+            flag("rcu-default").overrides_with("rcu-expedited"),
+            flag("rcu-expedited")
+                .overrides_with("rcu-default")
+                .hide(true),
+            value(
+                "out",
+                "DIR",
+                clap::builder::NonEmptyStringValueParser::new(),
+            ),
+            flag("progress").overrides_with("quiet"),
+            flag("quiet").overrides_with("progress"),
+            value(
+                "compare",
+                "DIR1,DIR2",
+                clap::builder::NonEmptyStringValueParser::new(),
+            ),
+        ]
+    }
 
-fn num(v: Option<&String>, flag: &str) -> Result<usize, String> {
-    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
-    v.replace('_', "")
-        .parse()
-        .map_err(|_| format!("{flag}: not a number: {v}"))
-}
-
-fn list(v: Option<&String>, flag: &str) -> Result<Vec<usize>, String> {
-    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
-    v.split(',')
-        .map(|s| num(Some(&s.to_string()), flag))
-        .collect()
-}
-
-/// Why the command line was refused: help asked for, or a parameter
-/// problem.
-enum Refused {
-    Help,
-    Bad(String),
-}
-
-impl From<String> for Refused {
-    fn from(e: String) -> Self {
-        Refused::Bad(e)
+    /// The options from what clap matched with [`SuiteArgs::args`].
+    pub fn from_matches(m: &ArgMatches) -> SuiteArgs {
+        let n = |name: &str| m.get_one::<usize>(name).copied();
+        let text = |name: &str| m.get_one::<String>(name).cloned();
+        SuiteArgs {
+            quick: m.get_flag("quick"),
+            suite: get_words(m, "suite"),
+            sizes: m.get_one::<Sizes>("sizes").cloned(),
+            reps: n("reps"),
+            warmup: n("warmup"),
+            limit: n("limit"),
+            big: m.get_one::<(usize, usize)>("big").copied(),
+            max_rules: n("max-rules"),
+            adapters: get_words(m, "adapters"),
+            cases: get_words(m, "case"),
+            pin: m.get_one::<Pin>("pin").copied(),
+            no_pin: m.get_flag("no-pin"),
+            rcu_default: m.get_flag("rcu-default"),
+            out: text("out"),
+            progress: m.get_flag("progress"),
+            quiet: m.get_flag("quiet"),
+            compare: text("compare"),
+        }
     }
 }
 
-impl From<&str> for Refused {
-    fn from(e: &str) -> Self {
-        Refused::Bad(e.into())
+/// `--big`'s value: exactly two counts.
+fn big(v: &str) -> Result<(usize, usize), String> {
+    match args::list(v)?[..] {
+        [r, c] => Ok((r, c)),
+        _ => Err("takes RULES,CHAINS".into()),
     }
 }
 
 /// `--pin`'s value: `C` or `C,S`, each a CPU this process may run on.
-fn cpus(v: Option<&String>) -> Result<Pin, String> {
-    let l = list(v, "--pin")?;
-    let (c, sv) = match l[..] {
+fn cpus(v: &str) -> Result<Pin, String> {
+    let (c, sv) = match args::list(v)?[..] {
         [c] => (c, c),
         [c, sv] => (c, sv),
-        _ => return Err("--pin takes CPU or CPU,CPU".into()),
+        _ => return Err("takes CPU or CPU,CPU".into()),
     };
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     if c >= n || sv >= n {
-        return Err(format!("--pin: this machine has CPUs 0 to {} only", n - 1));
+        return Err(format!("this machine has CPUs 0 to {} only", n - 1));
     }
     Ok(Pin::Cpus(c, sv))
 }
 
-fn parse(args: &[String]) -> Result<Args, Refused> {
-    let mut o = if args.iter().any(|a| a == "--quick") {
-        Opts::quick()
-    } else {
-        Opts::default()
-    };
-    o.progress = std::io::stderr().is_terminal();
-    let (mut suites, mut adapters, mut out) = (Vec::new(), Vec::new(), String::new());
-    let mut sizes = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => {}
-            "--suite" => {
-                let v = it.next().ok_or("--suite needs a value")?;
-                suites.extend(v.split(',').map(String::from));
-            }
-            "--sizes" => sizes = Some(list(it.next(), "--sizes")?),
-            "--reps" => {
-                o.reps = num(it.next(), "--reps")?.max(1);
-                o.fast_reps = o.reps;
-            }
-            "--warmup" => o.warmup = num(it.next(), "--warmup")?,
-            "--pin" => o.pin = cpus(it.next())?,
-            "--no-pin" => o.pin = Pin::Off,
-            "--limit" => o.limit = Duration::from_secs(num(it.next(), "--limit")?.max(1) as u64),
-            "--big" => match list(it.next(), "--big")?[..] {
-                [r, c] => o.big = (r, c),
-                _ => return Err("--big takes RULES,CHAINS".into()),
-            },
-            "--max-rules" => o.max_rules = num(it.next(), "--max-rules")?,
-            "--adapters" => {
-                let v = it.next().ok_or("--adapters needs a value")?;
-                adapters.extend(v.split(',').map(String::from));
-            }
-            "--case" => {
-                let v = it.next().ok_or("--case needs a value")?;
-                o.cases.extend(v.split(',').map(String::from));
-            }
-            "--out" => out = it.next().ok_or("--out needs a value")?.clone(),
-            "--progress" => o.progress = true,
-            "--quiet" => o.progress = false,
-            "--rcu-expedited" => o.rcu_expedited = true,
-            "--rcu-default" => o.rcu_expedited = false,
-            "-h" | "--help" => return Err(Refused::Help),
-            other => return Err(format!("unknown argument {other}").into()),
-        }
-    }
-    if suites.is_empty() {
-        return Err("--suite is required".into());
-    }
-    // `all`: every kernel suite, in one run and one report.
-    if suites.iter().any(|s| s == "all") {
-        suites = ["cf", "ruleset", "packet"].map(String::from).to_vec();
-    }
-    if out.is_empty() {
-        let stamp = suites::machine::utc(suites::machine::now_secs(), true);
-        out = format!("bench-results/{}-{stamp}", suites.join("+"));
-    }
-    if let Some(s) = sizes {
-        if s.contains(&0) {
-            return Err("--sizes: each size must be at least 1".into());
-        }
-        o.sizes = s.clone();
-        o.cf_sizes = s;
-    }
-    Ok(Args {
-        suites,
-        adapters,
-        out,
-        o,
-    })
+/// What a command line asks for, defaults filled in.
+#[derive(Debug)]
+struct Run {
+    suites: Vec<String>,
+    adapters: Vec<String>,
+    out: String,
+    o: Opts,
+    given: Given,
 }
 
-/// Run the baseline suites as the `baseline-bench` program (and `nfkeeper
-/// bench cf|ruleset`) does; `argv` without the program name, `prog` the
-/// name for help and errors. Returns the exit code: 0, 1 (a run that
-/// could not be made or written), 2 (a parameter problem).
-pub fn main(prog: &str, argv: &[String]) -> i32 {
-    if let Some(i) = argv.iter().position(|a| a == "--compare") {
-        return match argv.get(i + 1) {
-            Some(d) => suites::compare::main(d),
-            None => {
-                eprintln!("--compare takes DIR1,DIR2");
-                2
-            }
+impl SuiteArgs {
+    /// The run: `suite` (the subcommand; none: `all`) and `--suite`'s, on
+    /// the full or quick defaults with the options given on top.
+    fn resolve(&self, suite: Option<&str>) -> Run {
+        let mut o = if self.quick {
+            Opts::quick()
+        } else {
+            Opts::default()
         };
+        o.progress = if self.progress || self.quiet {
+            self.progress
+        } else {
+            std::io::stderr().is_terminal()
+        };
+        if let Some(r) = self.reps {
+            o.reps = r.max(1);
+            o.fast_reps = o.reps;
+        }
+        if let Some(w) = self.warmup {
+            o.warmup = w;
+        }
+        if let Some(p) = self.pin {
+            o.pin = p;
+        }
+        if self.no_pin {
+            o.pin = Pin::Off;
+        }
+        if let Some(l) = self.limit {
+            o.limit = Duration::from_secs(l.max(1) as u64);
+        }
+        if let Some(b) = self.big {
+            o.big = b;
+        }
+        if let Some(m) = self.max_rules {
+            o.max_rules = m;
+        }
+        o.cases = self.cases.clone();
+        o.rcu_expedited = !self.rcu_default;
+        if let Some(s) = &self.sizes {
+            o.sizes = s.clone();
+            o.cf_sizes = s.clone();
+        }
+        let mut suites: Vec<String> = suite.into_iter().map(String::from).collect();
+        suites.extend(self.suite.iter().cloned());
+        // None named, or `all`: every kernel suite, in one run and one
+        // report.
+        if suites.is_empty() || suites.iter().any(|s| s == "all") {
+            suites = ["cf", "ruleset", "packet"].map(String::from).to_vec();
+        }
+        let out = self.out.clone().unwrap_or_else(|| {
+            let stamp = suites::machine::utc(suites::machine::now_secs(), true);
+            format!("bench-results/{}-{stamp}", suites.join("+"))
+        });
+        Run {
+            suites,
+            adapters: self.adapters.clone(),
+            out,
+            o,
+            given: Given {
+                quick: self.quick,
+                sizes: self.sizes.is_some(),
+                reps: self.reps.is_some(),
+            },
+        }
     }
-    let a = match parse(argv) {
-        Ok(a) => a,
-        Err(Refused::Help) => {
-            print!("{}", usage(prog));
-            return 0;
-        }
-        Err(Refused::Bad(e)) => {
-            eprintln!("{prog}: {e}\n{}", hint(prog));
-            return 2;
-        }
-    };
+}
+
+/// Runs the kernel suites: `suite` as the subcommand named it (none:
+/// every one, or `--suite`'s), `prog` the name for messages. Returns the
+/// exit code: 0, 1 (a run that could not be made or written), 2 (a
+/// parameter problem).
+pub fn main(prog: &str, suite: Option<&str>, args: &SuiteArgs) -> i32 {
+    if let Some(dirs) = &args.compare {
+        return suites::compare::main(dirs);
+    }
+    let a = args.resolve(suite);
     if !netns::is_root() {
-        eprintln!("baseline-bench needs root: every case runs in a network namespace it creates");
+        eprintln!("{prog} needs root: every case runs in a network namespace it creates");
         return 1;
     }
     netns::watch_signals();
@@ -237,7 +288,7 @@ pub fn main(prog: &str, argv: &[String]) -> i32 {
     let adapters = match suites::baselines(&a.adapters) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{prog}: {e}");
             return 2;
         }
     };
@@ -253,7 +304,7 @@ pub fn main(prog: &str, argv: &[String]) -> i32 {
         .suites
         .iter()
         .any(|s| s == "packet")
-        .then(|| suites::packet::Plan::new(&a.o, argv));
+        .then(|| suites::packet::Plan::new(&a.o, a.given));
     let _rcu = if a.o.rcu_expedited {
         match crate::rcu::expedite() {
             Ok(g) => {
@@ -345,53 +396,106 @@ pub fn main(prog: &str, argv: &[String]) -> i32 {
 mod tests {
     use super::*;
 
-    fn args(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
+    /// The suite options alone, as `nfkeeper bench cf` takes them.
+    fn command() -> clap::Command {
+        clap::Command::new("bench").args(SuiteArgs::args())
+    }
+
+    fn matches(argv: &[&str]) -> Result<SuiteArgs, clap::Error> {
+        let argv = std::iter::once("bench").chain(argv.iter().copied());
+        command()
+            .try_get_matches_from(argv)
+            .map(|m| SuiteArgs::from_matches(&m))
+    }
+
+    fn parse(line: &str) -> Result<Run, String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        matches(&words)
+            .map(|a| a.resolve(Some("cf")))
+            .map_err(|e| e.to_string())
     }
 
     #[test]
     fn options() {
         let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
-        // (command line, warm-up, pin, fast reps) or the error's start.
-        let ok: &[(&str, usize, Pin, usize)] = &[
-            ("--suite cf", 0, Pin::Default, 7),
-            ("--suite cf --quick", 0, Pin::Default, 15),
-            ("--suite cf --warmup 2", 2, Pin::Default, 7),
-            ("--suite cf --pin 0", 0, Pin::Cpus(0, 0), 7),
-            ("--suite cf --pin 0 --no-pin --reps 4", 0, Pin::Off, 4),
+        // (command line, warm-up, pin, fast reps, progress).
+        let ok: &[(&str, usize, Pin, usize, Option<bool>)] = &[
+            ("", 0, Pin::Default, 7, None),
+            ("--quick", 0, Pin::Default, 15, None),
+            ("--warmup 2 --quiet", 2, Pin::Default, 7, Some(false)),
+            ("--pin 0 --progress", 0, Pin::Cpus(0, 0), 7, Some(true)),
+            ("--pin 0 --no-pin --reps 4", 0, Pin::Off, 4, None),
+            (
+                "--no-pin --pin 0 --quiet --progress",
+                0,
+                Pin::Cpus(0, 0),
+                7,
+                Some(true),
+            ),
         ];
-        for (line, warm, pin, fast) in ok {
-            let a = parse(&args(line)).unwrap_or_else(|_| panic!("{line}"));
+        for (line, warm, pin, fast, progress) in ok {
+            let a = parse(line).unwrap_or_else(|e| panic!("{line}: {e}"));
             assert_eq!(
                 (a.o.warmup, a.o.pin, a.o.fast_reps),
                 (*warm, *pin, *fast),
                 "{line}"
             );
-        }
-        if two {
-            let a = parse(&args("--suite packet --pin 1,0")).ok().unwrap();
-            assert_eq!(a.o.pin, Pin::Cpus(1, 0));
-        }
-        let bad: &[(&str, &str)] = &[
-            ("--suite cf --warmup", "--warmup needs a value"),
-            ("--suite cf --warmup x", "--warmup: not a number: x"),
-            ("--suite cf --pin 0,0,0", "--pin takes CPU or CPU,CPU"),
-            ("--suite cf --pin 4096", "--pin: this machine has CPUs 0 to"),
-            ("--suite cf --frob", "unknown argument --frob"),
-            ("--quick", "--suite is required"),
-            (
-                "--suite cf --sizes 0",
-                "--sizes: each size must be at least 1",
-            ),
-        ];
-        for (line, want) in bad {
-            match parse(&args(line)) {
-                Err(Refused::Bad(e)) => assert!(e.starts_with(want), "{line}: {e}"),
-                Err(Refused::Help) => panic!("{line}: help"),
-                Ok(_) => panic!("{line}: accepted"),
+            if let Some(p) = progress {
+                assert_eq!(a.o.progress, *p, "{line}");
             }
         }
-        assert!(matches!(parse(&args("--suite cf -h")), Err(Refused::Help)));
+        if two {
+            assert_eq!(parse("--pin 1,0").unwrap().o.pin, Pin::Cpus(1, 0));
+        }
+        let bad: &[(&str, &str)] = &[
+            ("--warmup", "a value is required for '--warmup <N>'"),
+            (
+                "--warmup x",
+                "invalid value 'x' for '--warmup <N>': not a number: x",
+            ),
+            ("--pin 0,0,0", "takes CPU or CPU,CPU"),
+            ("--pin 4096", "this machine has CPUs 0 to"),
+            ("--big 1", "takes RULES,CHAINS"),
+            ("--frob", "unexpected argument '--frob'"),
+            (
+                "--suite frob",
+                "invalid value 'frob' for '--suite <SUITE,...>'",
+            ),
+            ("--sizes 0", "each size must be at least 1"),
+        ];
+        for (line, want) in bad {
+            let e = parse(line).expect_err(line);
+            assert!(e.contains(want), "{line}: {e}");
+        }
+        let help = matches(&["--quick", "-h"]).unwrap_err();
+        assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
+    }
+
+    /// What the options set, beyond the checks above: defaults, sizes for
+    /// every suite, suites and the output folder.
+    #[test]
+    fn resolved_run() {
+        let a = parse("--quick --sizes 10,20 --big 5,6 --limit 0 --rcu-default --out d").unwrap();
+        assert_eq!(
+            (a.o.sizes.clone(), a.o.cf_sizes.clone()),
+            (vec![10, 20], vec![10, 20])
+        );
+        assert_eq!(
+            (a.o.big, a.o.limit, a.o.rcu_expedited),
+            ((5, 6), Duration::from_secs(1), false)
+        );
+        assert_eq!((a.suites, a.out), (vec!["cf".to_string()], "d".to_string()));
+        let g = a.given;
+        assert_eq!((g.quick, g.sizes, g.reps), (true, true, false));
+        let a = parse("--rcu-default --rcu-expedited --suite packet").unwrap();
+        assert!(a.o.rcu_expedited);
+        assert_eq!(a.suites, ["cf", "packet"]);
+        assert!(a.out.starts_with("bench-results/cf+packet-"), "{}", a.out);
+        let all = matches(&["--suite", "cf,all"]).unwrap().resolve(None);
+        assert_eq!(all.suites, ["cf", "ruleset", "packet"]);
+        let none = matches(&[]).unwrap().resolve(None);
+        assert_eq!(none.suites, ["cf", "ruleset", "packet"]);
+        assert_eq!(none.o.sizes, Opts::default().sizes);
     }
 
     /// Every option the parser takes is in the help text, and the help
@@ -399,26 +503,25 @@ mod tests {
     #[test]
     fn help_lists_every_option() {
         let help = usage("nfkeeper bench");
-        let src = include_str!("cli.rs");
-        let taken: Vec<&str> = src
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix('"'))
-            .filter_map(|l| l.split('"').next())
-            .filter(|o| o.starts_with("--") && o.len() > 2 && !o.contains([' ', ':']))
+        let taken: Vec<String> = SuiteArgs::args()
+            .iter()
+            .filter_map(|a| Some((a.get_long()?, a.is_hide_set())))
+            .map(|(l, hidden)| {
+                let o = format!("--{l}");
+                // Hidden ones (--suite, spelled as the subcommand;
+                // --rcu-expedited, the default) are not in the text.
+                assert_eq!(!hidden, help.contains(&o), "{o} hidden {hidden}");
+                o
+            })
             .collect();
-        assert!(taken.len() >= 15, "{taken:?}");
-        for o in &taken {
-            // --suite is spelled as the positional SUITE in nfkeeper bench.
-            if *o != "--suite" && *o != "--rcu-expedited" {
-                assert!(help.contains(o), "help lacks {o}");
-            }
-        }
+        assert!(taken.len() >= 18, "{taken:?}");
         for w in help.split(|c: char| c.is_whitespace() || c == '|' || c == '[' || c == ']') {
             if w.starts_with("--") && w.len() > 2 {
                 let w = w.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
-                // --compare is taken by `main` before parsing.
-                let known = taken.contains(&w) || w == "--help" || w == "--compare";
-                assert!(known, "help names unknown {w}");
+                assert!(
+                    taken.iter().any(|t| t == w) || w == "--help",
+                    "help names unknown {w}"
+                );
             }
         }
     }

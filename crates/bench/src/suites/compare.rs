@@ -9,8 +9,10 @@
 //! report ends with each run's median spread: a busy machine widens it,
 //! and a miss with a wide spread is a disturbed measurement.
 //!
-//! Input: the `results.csv` each run writes (see `report::to_csv`).
+//! Input: the `results.csv` each run writes (see `report::to_csv`), read
+//! with csv by column name.
 
+use super::report::CSV_HEAD;
 use super::Summary;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -49,49 +51,35 @@ impl Est {
 /// Step → adapter → estimate of the OK samples.
 type Best = BTreeMap<Key, BTreeMap<String, Est>>;
 
-/// Splits one CSV line (fields quoted with `"` when they hold a comma or
-/// quote, quotes doubled inside).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            (c, _) => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
-/// [`Est`] per case and adapter, from a results.csv text.
+/// [`Est`] per case and adapter, from a results.csv text. Columns are
+/// found by name (the header), so added columns don't matter.
 pub fn best(csv: &str) -> Result<Best, String> {
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    let head = rd.headers().map_err(|e| e.to_string())?.clone();
+    let col = |name: &str| {
+        head.iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("no column {name} (want {})", CSV_HEAD.join(",")))
+    };
+    let [suite, case, name, adapter, n, status, seconds] =
+        ["suite", "case", "name", "adapter", "n", "status", "seconds"].map(col);
+    let (suite, case, name, adapter) = (suite?, case?, name?, adapter?);
+    let (n, status, seconds) = (n?, status?, seconds?);
     let mut samples: BTreeMap<Key, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
-    for (i, line) in csv.lines().enumerate().skip(1) {
-        let f = fields(line);
-        if f.len() < 8 {
-            return Err(format!("line {}: {} fields, expected 9", i + 1, f.len()));
-        }
-        if f[5] != "ok" || f[7].is_empty() {
+    for row in rd.records() {
+        let r = row.map_err(|e| e.to_string())?;
+        let line = r.position().map_or(0, |p| p.line());
+        let f = |i: usize| r.get(i).unwrap_or_default();
+        if f(status) != "ok" || f(seconds).is_empty() {
             continue;
         }
-        let n = f[4]
-            .parse()
-            .map_err(|_| format!("line {}: bad n {:?}", i + 1, f[4]))?;
-        let v: f64 = f[7]
-            .parse()
-            .map_err(|_| format!("line {}: bad seconds {:?}", i + 1, f[7]))?;
+        let bad = |what: &str, v: &str| format!("line {line}: bad {what} {v:?}");
+        let k: usize = f(n).parse().map_err(|_| bad("n", f(n)))?;
+        let v: f64 = f(seconds).parse().map_err(|_| bad("seconds", f(seconds)))?;
         samples
-            .entry((f[0].clone(), f[1].clone(), f[2].clone(), n))
+            .entry((f(suite).into(), f(case).into(), f(name).into(), k))
             .or_default()
-            .entry(f[3].clone())
+            .entry(f(adapter).into())
             .or_default()
             .push(v);
     }
@@ -237,16 +225,32 @@ mod tests {
         std::fs::read_to_string(p).expect("fixture")
     }
 
+    /// What `report::to_csv` writes, `best` reads back: quoted names,
+    /// failed records and records without samples.
     #[test]
-    fn csv_fields_with_quotes() {
-        let cases: [(&str, &[&str]); 3] = [
-            ("a,b,,c", &["a", "b", "", "c"]),
-            ("\"x,y\",z", &["x,y", "z"]),
-            ("\"say \"\"hi\"\"\",1", &["say \"hi\"", "1"]),
-        ];
-        for (line, want) in cases {
-            assert_eq!(fields(line), want.to_vec(), "{line}");
-        }
+    fn reads_what_the_report_writes() {
+        use crate::suites::{Record, Status};
+        let rec = |name: &str, adapter: &str, status: Status, samples: &[f64]| Record {
+            suite: "cf".into(),
+            case: "cf.x".into(),
+            name: name.into(),
+            adapter: adapter.into(),
+            n: 7,
+            status,
+            samples: samples.to_vec(),
+        };
+        let odd = "say \"hi\", then\nstop";
+        let csv = crate::suites::to_csv(&[
+            rec(odd, "nfkeeper", Status::Ok, &[2.0, 1.0]),
+            rec(odd, "nft", Status::Ok, &[3.0]),
+            rec(odd, "iptables-nft", Status::Fail("a, \"b\"".into()), &[9.0]),
+            rec(odd, "iptables-legacy", Status::NoForm, &[]),
+        ]);
+        let b = best(&csv).unwrap();
+        let key = ("cf".to_string(), "cf.x".to_string(), odd.to_string(), 7);
+        let got: Vec<(&str, f64)> = b[&key].iter().map(|(a, e)| (a.as_str(), e.fast)).collect();
+        assert_eq!(got, [("nfkeeper", 1.0), ("nft", 3.0)]);
+        assert_eq!(b.len(), 1);
     }
 
     #[test]
@@ -296,8 +300,20 @@ mod tests {
 
     #[test]
     fn malformed_input_is_an_error() {
-        let bad =
-            "suite,case,name,adapter,n,status,rep,seconds,detail\ncf,x,y,nfkeeper,zz,ok,0,1,\n";
-        assert!(best(bad).unwrap_err().contains("bad n"));
+        let head = "suite,case,name,adapter,n,status,rep,seconds,detail\n";
+        let cases = [
+            (head, "cf,x,y,nfkeeper,zz,ok,0,1,\n", "line 2: bad n \"zz\""),
+            (
+                head,
+                "cf,x,y,nfkeeper,1,ok,0,1,\ncf,x,y,nft,1,ok,0,fast,\n",
+                "line 3: bad seconds \"fast\"",
+            ),
+            (head, "cf,x,y,nfkeeper,1,ok,0\n", "line: 2"),
+            ("suite,case,name,adapter,status\n", "", "no column n"),
+        ];
+        for (head, body, want) in cases {
+            let e = best(&format!("{head}{body}")).unwrap_err();
+            assert!(e.contains(want), "{body}: {e}");
+        }
     }
 }

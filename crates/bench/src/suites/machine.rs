@@ -4,6 +4,7 @@
 //! for its version (`-V`/`-v` prints and exits; no firewall is read or
 //! changed); everything else here is pure parsing and formatting.
 
+use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -41,6 +42,50 @@ pub struct Machine {
     /// (tool or adapter, version line or `missing: …`).
     pub tools: Vec<(String, String)>,
     pub run: RunInfo,
+}
+
+/// As `results.json` shows it: the fields in this order, without the RCU
+/// flag (REPORT.md states it).
+impl Serialize for RunInfo {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut o = s.serialize_struct("RunInfo", 4)?;
+        o.serialize_field("reps", &self.reps)?;
+        o.serialize_field("limit", &self.limit)?;
+        o.serialize_field("wall", &self.wall)?;
+        o.serialize_field("load_end", &self.load_end)?;
+        o.end()
+    }
+}
+
+/// As `results.json` shows it: the fields in this order, `tools` an
+/// object with the tools in the order probed.
+impl Serialize for Machine {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The pairs as one object, in their order.
+        struct Tools<'a>(&'a [(String, String)]);
+        impl Serialize for Tools<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for (k, v) in self.0 {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+        }
+        let mut o = s.serialize_struct("Machine", 11)?;
+        o.serialize_field("kernel", &self.kernel)?;
+        o.serialize_field("cpus", &self.cpus)?;
+        o.serialize_field("cpu_model", &self.cpu_model)?;
+        o.serialize_field("memory", &self.memory)?;
+        o.serialize_field("distro", &self.distro)?;
+        o.serialize_field("loadavg", &self.loadavg)?;
+        o.serialize_field("date", &self.date)?;
+        o.serialize_field("nfkeeper", &self.nfkeeper)?;
+        o.serialize_field("command", &self.command)?;
+        o.serialize_field("tools", &Tools(&self.tools))?;
+        o.serialize_field("run", &self.run)?;
+        o.end()
+    }
 }
 
 /// The baseline tools and how each prints its version.

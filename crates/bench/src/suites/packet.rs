@@ -86,17 +86,26 @@ pub struct Plan {
     pub pin: Option<(usize, usize)>,
 }
 
+/// Which of the options behind an [`Opts`] the command line gave: the
+/// packet suite has defaults of its own where they are absent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Given {
+    pub quick: bool,
+    pub sizes: bool,
+    pub reps: bool,
+}
+
 impl Plan {
-    /// From the common options and the command line they came from: sizes
-    /// 0, 100, 1k, 10k (quick: 0, 1k; `--sizes` gives 0 plus those), 1 s
+    /// From the common options and which of them were given: sizes 0,
+    /// 100, 1k, 10k (quick: 0, 1k; `--sizes` gives 0 plus those), 1 s
     /// measurements (quick: 5 repetitions of 0.2 s unless `--reps` says
     /// otherwise, which keeps `bench --quick` under its 5 minutes; the
     /// fastest of 5 short measurements moves less between runs than the
     /// fastest of 3 longer ones, BENCHMARKS §5).
-    pub fn new(o: &Opts, argv: &[String]) -> Plan {
-        let quick = argv.iter().any(|a| a == "--quick");
+    pub fn new(o: &Opts, given: Given) -> Plan {
+        let quick = given.quick;
         let mut sizes = vec![0];
-        if argv.iter().any(|a| a == "--sizes") {
+        if given.sizes {
             sizes.extend(&o.sizes);
         } else if quick {
             sizes.push(1_000);
@@ -108,7 +117,7 @@ impl Plan {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         Plan {
             sizes,
-            reps: if quick && !argv.iter().any(|a| a == "--reps") {
+            reps: if quick && !given.reps {
                 QUICK_REPS
             } else {
                 o.reps.max(1)
@@ -628,9 +637,12 @@ mod tests {
         }
     }
 
-    fn args(words: &[&str]) -> Vec<String> {
-        words.iter().map(|s| s.to_string()).collect()
-    }
+    /// `--quick` alone.
+    const QUICK: Given = Given {
+        quick: true,
+        sizes: false,
+        reps: false,
+    };
 
     #[test]
     fn plan_sizes() {
@@ -638,26 +650,26 @@ mod tests {
             sizes: vec![500, 50],
             ..opts()
         };
-        // (argv, sizes, TCP ms, UDP ms, repetitions); opts() says 3.
-        type Case = (&'static [&'static str], &'static [usize], u64, u64, usize);
-        let cases: [Case; 4] = [
-            (&["--quick"], &[0, 1_000], 200, 200, 5),
-            (&[], &[0, 100, 1_000, 10_000], 1000, 1000, 3),
+        let given = |quick, sizes, reps| Given { quick, sizes, reps };
+        // (given, sizes, TCP ms, UDP ms, repetitions); opts() says 3.
+        let cases: [(Given, &[usize], u64, u64, usize); 4] = [
+            (given(true, false, false), &[0, 1_000], 200, 200, 5),
             (
-                &["--quick", "--sizes", "500,50"],
-                &[0, 50, 500],
-                200,
-                200,
-                5,
+                given(false, false, false),
+                &[0, 100, 1_000, 10_000],
+                1000,
+                1000,
+                3,
             ),
-            (&["--quick", "--reps", "3"], &[0, 1_000], 200, 200, 3),
+            (given(true, true, false), &[0, 50, 500], 200, 200, 5),
+            (given(true, false, true), &[0, 1_000], 200, 200, 3),
         ];
-        for (argv, sizes, ms, udp_ms, reps) in cases {
-            let p = Plan::new(&o, &args(argv));
-            assert_eq!(p.sizes, sizes, "{argv:?}");
-            assert_eq!(p.duration, Duration::from_millis(ms), "{argv:?}");
-            assert_eq!(p.udp_duration, Duration::from_millis(udp_ms), "{argv:?}");
-            assert_eq!(p.reps, reps, "{argv:?}");
+        for (g, sizes, ms, udp_ms, reps) in cases {
+            let p = Plan::new(&o, g);
+            assert_eq!(p.sizes, sizes, "{g:?}");
+            assert_eq!(p.duration, Duration::from_millis(ms), "{g:?}");
+            assert_eq!(p.udp_duration, Duration::from_millis(udp_ms), "{g:?}");
+            assert_eq!(p.reps, reps, "{g:?}");
         }
     }
 
@@ -695,7 +707,7 @@ mod tests {
 
     #[test]
     fn appendix_notes() {
-        let p = Plan::new(&opts(), &args(&["--quick"]));
+        let p = Plan::new(&opts(), QUICK);
         let rs = [rec("a.addr.tcp", Status::Ok, &[0.1])];
         let md = appendix(&p, &rs);
         assert!(
@@ -736,7 +748,7 @@ mod tests {
             (Variant::Ipset, &Nft, &ok, &ok, Status::NoForm),
             (Variant::Vmap, &legacy, &ok, &ok, Status::NoForm),
         ];
-        let plan = Plan::new(&opts(), &args(&["--quick"]));
+        let plan = Plan::new(&opts(), QUICK);
         for (v, a, tool, ipset, want) in cases {
             let av = Avail { tool, ipset };
             match prepare(&plan, (v, Proto::Udp, 10), a, &av) {
@@ -851,7 +863,7 @@ mod tests {
             reps: 2,
             duration: Duration::from_millis(100),
             udp_duration: Duration::from_millis(100),
-            ..Plan::new(&opts(), &args(&["--quick"]))
+            ..Plan::new(&opts(), QUICK)
         };
         let ads: Vec<Box<dyn Adapter>> = vec![Box::new(Nft)];
         let rs = run(&plan, &ads);

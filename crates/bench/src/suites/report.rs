@@ -1,8 +1,9 @@
-//! Results of the suites and their renderings: raw CSV, JSON (a tiny writer,
-//! no serde), the per-suite tables with ratios against nfkeeper (Markdown
-//! here; the full report with machine, plots and HTML in `page`). Pure
-//! except [`write_files`], which writes the output directory.
+//! Results of the suites and their renderings: raw CSV (csv) and JSON
+//! (serde_json), the per-suite tables with ratios against nfkeeper
+//! (Markdown here; the full report with machine, plots and HTML in
+//! `page`). Pure except [`write_files`], which writes the output directory.
 
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use std::fmt::Write;
 
 mod page;
@@ -128,164 +129,88 @@ pub fn fmt_secs(s: f64) -> String {
     format!("{num} {unit}")
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+/// The columns of `results.csv`, in order (what `compare` reads back).
+pub const CSV_HEAD: [&str; 9] = [
+    "suite", "case", "name", "adapter", "n", "status", "rep", "seconds", "detail",
+];
 
 /// One row per sample (`rep` from 0); a record without samples gives one
-/// row with empty `rep` and `seconds`.
+/// row with empty `rep` and `seconds`. Seconds are written as Rust prints
+/// an `f64` (the shortest text that reads back to the same value).
 pub fn to_csv(records: &[Record]) -> String {
-    let mut s = String::from("suite,case,name,adapter,n,status,rep,seconds,detail\n");
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Writing to memory fails only on a bug (a row of the wrong width).
+    w.write_record(CSV_HEAD).expect("CSV row in memory");
     for r in records {
-        let head = [&r.suite, &r.case, &r.name, &r.adapter]
-            .map(|f| csv_field(f))
-            .join(",");
-        let (status, detail) = (r.status.word(), csv_field(&r.status.detail()));
+        let (n, detail) = (r.n.to_string(), r.status.detail());
+        let head = [
+            &*r.suite,
+            &*r.case,
+            &*r.name,
+            &*r.adapter,
+            &*n,
+            r.status.word(),
+        ];
+        let mut row = |rep: &str, seconds: &str| {
+            let tail = [rep, seconds, &*detail];
+            w.write_record(head.iter().chain(&tail))
+                .expect("CSV row in memory");
+        };
         if r.samples.is_empty() {
-            let _ = writeln!(s, "{head},{},{status},,,{detail}", r.n);
+            row("", "");
         }
         for (i, v) in r.samples.iter().enumerate() {
-            let _ = writeln!(s, "{head},{},{status},{i},{v},{detail}", r.n);
+            row(&i.to_string(), &v.to_string());
         }
     }
-    s
+    let bytes = w.into_inner().expect("CSV in memory");
+    String::from_utf8(bytes).expect("CSV of UTF-8 fields")
 }
 
-/// A JSON value, rendered compactly.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Json {
-    Null,
-    Num(f64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
-}
+/// A record as `results.json` shows it: the raw samples and, when the
+/// step succeeded, their summary (else `null`s).
+struct RecordJson<'a>(&'a Record);
 
-impl Json {
-    pub fn str(s: impl Into<String>) -> Json {
-        Json::Str(s.into())
-    }
-
-    pub fn render(&self, out: &mut String) {
-        match self {
-            Json::Null => out.push_str("null"),
-            Json::Num(v) if v.is_finite() => {
-                let _ = write!(out, "{v}");
-            }
-            Json::Num(_) => out.push_str("null"),
-            Json::Str(s) => {
-                out.push('"');
-                for c in s.chars() {
-                    match c {
-                        '"' => out.push_str("\\\""),
-                        '\\' => out.push_str("\\\\"),
-                        '\n' => out.push_str("\\n"),
-                        '\r' => out.push_str("\\r"),
-                        '\t' => out.push_str("\\t"),
-                        c if (c as u32) < 0x20 => {
-                            let _ = write!(out, "\\u{:04x}", c as u32);
-                        }
-                        c => out.push(c),
-                    }
-                }
-                out.push('"');
-            }
-            Json::Arr(v) => {
-                out.push('[');
-                for (i, x) in v.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    x.render(out);
-                }
-                out.push(']');
-            }
-            Json::Obj(v) => {
-                out.push('{');
-                for (i, (k, x)) in v.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    Json::Str(k.clone()).render(out);
-                    out.push(':');
-                    x.render(out);
-                }
-                out.push('}');
-            }
-        }
+impl Serialize for RecordJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        let sum = r.summary();
+        let mut o = s.serialize_struct("Record", 12)?;
+        o.serialize_field("suite", &r.suite)?;
+        o.serialize_field("case", &r.case)?;
+        o.serialize_field("name", &r.name)?;
+        o.serialize_field("adapter", &r.adapter)?;
+        o.serialize_field("n", &r.n)?;
+        o.serialize_field("status", r.status.word())?;
+        o.serialize_field("detail", &r.status.detail())?;
+        o.serialize_field("samples", &r.samples)?;
+        o.serialize_field("min", &sum.map(|s| s.min))?;
+        o.serialize_field("median", &sum.map(|s| s.median))?;
+        o.serialize_field("max", &sum.map(|s| s.max))?;
+        o.serialize_field("fast_half_mean", &sum.map(|s| s.fast))?;
+        o.end()
     }
 }
 
-fn machine_json(m: &Machine) -> Json {
-    let text = |k: &str, v: &str| (k.to_string(), Json::str(v));
-    let num = |k: &str, v: f64| (k.to_string(), Json::Num(v));
-    Json::Obj(vec![
-        text("kernel", &m.kernel),
-        num("cpus", m.cpus as f64),
-        text("cpu_model", &m.cpu_model),
-        text("memory", &m.memory),
-        text("distro", &m.distro),
-        text("loadavg", &m.loadavg),
-        text("date", &m.date),
-        text("nfkeeper", &m.nfkeeper),
-        text("command", &m.command),
-        (
-            "tools".into(),
-            Json::Obj(
-                m.tools
-                    .iter()
-                    .map(|(k, v)| (k.clone(), Json::str(v)))
-                    .collect(),
-            ),
-        ),
-        (
-            "run".into(),
-            Json::Obj(vec![
-                num("reps", m.run.reps as f64),
-                num("limit", m.run.limit),
-                num("wall", m.run.wall),
-                text("load_end", &m.run.load_end),
-            ]),
-        ),
-    ])
+/// The whole file: the machine, then the records.
+struct ResultsJson<'a>(&'a Machine, &'a [Record]);
+
+impl Serialize for ResultsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let records: Vec<RecordJson> = self.1.iter().map(RecordJson).collect();
+        let mut o = s.serialize_struct("Results", 2)?;
+        o.serialize_field("machine", self.0)?;
+        o.serialize_field("records", &records)?;
+        o.end()
+    }
 }
 
-/// `{"machine": …, "records": [{…, "samples": […], "min", "median", "max"}]}`.
+/// `{"machine": …, "records": [{…, "samples": […], "min", "median", "max",
+/// "fast_half_mean"}]}`, compact, one line. A sample that is not a finite
+/// number is written as `null`.
 pub fn to_json(m: &Machine, records: &[Record]) -> String {
-    let recs = records
-        .iter()
-        .map(|r| {
-            let sum = r.summary();
-            let num = |f: fn(&Summary) -> f64| sum.as_ref().map_or(Json::Null, |s| Json::Num(f(s)));
-            Json::Obj(vec![
-                ("suite".into(), Json::str(&r.suite)),
-                ("case".into(), Json::str(&r.case)),
-                ("name".into(), Json::str(&r.name)),
-                ("adapter".into(), Json::str(&r.adapter)),
-                ("n".into(), Json::Num(r.n as f64)),
-                ("status".into(), Json::str(r.status.word())),
-                ("detail".into(), Json::str(r.status.detail())),
-                (
-                    "samples".into(),
-                    Json::Arr(r.samples.iter().map(|&v| Json::Num(v)).collect()),
-                ),
-                ("min".into(), num(|s| s.min)),
-                ("median".into(), num(|s| s.median)),
-                ("max".into(), num(|s| s.max)),
-                ("fast_half_mean".into(), num(|s| s.fast)),
-            ])
-        })
-        .collect();
-    let mut s = String::new();
-    Json::Obj(vec![
-        ("machine".into(), machine_json(m)),
-        ("records".into(), Json::Arr(recs)),
-    ])
-    .render(&mut s);
+    // Plain data with string keys: serialising cannot fail.
+    let mut s = serde_json::to_string(&ResultsJson(m, records)).expect("results as JSON");
     s.push('\n');
     s
 }
@@ -597,34 +522,39 @@ mod tests {
 
     #[test]
     fn json_rendering() {
-        let mut s = String::new();
-        Json::Obj(vec![
-            (
-                "a".into(),
-                Json::Arr(vec![Json::Num(0.5), Json::Num(f64::NAN), Json::Null]),
-            ),
-            ("b\"".into(), Json::str("x\ny\u{1}")),
-        ])
-        .render(&mut s);
-        assert_eq!(s, r#"{"a":[0.5,null,null],"b\"":"x\ny\u0001"}"#);
         let m = Machine {
             kernel: "6.18".into(),
             cpus: 2,
+            tools: vec![("b\"".into(), "x\ny\u{1}".into()), ("a".into(), "1".into())],
             ..Machine::default()
         };
-        let j = to_json(&m, &[rec("c", "nft", Status::Ok, &[1.0, 3.0])]);
+        let j = to_json(
+            &m,
+            &[
+                rec("c", "nft", Status::Ok, &[1.0, 3.0, f64::NAN]),
+                rec("c", "ipset", Status::Fail("no".into()), &[0.5]),
+            ],
+        );
+        assert!(j.ends_with("}\n") && j.lines().count() == 1, "{j}");
         assert!(
             j.contains(r#""kernel":"6.18","cpus":2,"cpu_model":"""#),
             "{j}"
         );
+        // Tools in the order probed, escaped; the run without its RCU flag.
         assert!(
             j.contains(
-                r#""command":"","tools":{},"run":{"reps":0,"limit":0,"wall":0,"load_end":""}"#
+                r#""command":"","tools":{"b\"":"x\ny\u0001","a":"1"},"run":{"reps":0,"limit":0.0,"wall":0.0,"load_end":""}}"#
             ),
             "{j}"
         );
+        // NaN is no JSON number: null.
         assert!(
-            j.contains(r#""samples":[1,3],"min":1,"median":2,"max":3"#),
+            j.contains(r#""samples":[1.0,3.0,null],"min":1.0,"median":3.0,"max":"#),
+            "{j}"
+        );
+        // A failed step keeps its samples but has no summary.
+        assert!(
+            j.contains(r#""status":"fail","detail":"no","samples":[0.5],"min":null,"median":null,"max":null,"fast_half_mean":null}"#),
             "{j}"
         );
     }

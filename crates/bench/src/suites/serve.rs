@@ -14,16 +14,28 @@
 //!   the daemon, in direct mode, and `iptables-nft -w -A`, onto chains of
 //!   1 000, 3 000 and 100 000 [10 000] rules; median per call, and beyond
 //!   the kernel floor (one in-process commit of the same append).
+//! - **parallel** ([`parallel`]): `--procs` N processes at once, each
+//!   running `--cmds` M `iptables -w -A` commands and then M `-D` by spec,
+//!   for nfkeeper direct, through its daemon, iptables-nft and
+//!   iptables-legacy: failures, wall time, appends/s.
 //! - **memory**: the daemon's resident set after loading R = 1 000 000
 //!   [100 000] rules in 1 000 chains, and its load time.
+//! - **hostile** ([`hostile`]): the daemon's resident set and CPU under
+//!   peers that stall, flood, trickle, or exhaust its descriptors.
 //!
-//! Every process runs in the namespace by `setns` before `exec` (no
-//! wrapper process), the daemon included.
+//! With $NFKEEPER_OLD_BIN set (another nfkeeper build), parallel and
+//! hostile measure it too, in the same run.
+//!
+//! Every process is spawned into the namespace by a thread that entered
+//! it (`setns`; no wrapper process), the daemon included.
+
+mod hostile;
+mod parallel;
 
 use crate::netns::Netns;
+use crate::netns::{enter, spawn_in_netns};
 use std::fmt::Write as _;
-use std::os::unix::io::AsRawFd;
-use std::os::unix::process::CommandExt;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,27 +48,9 @@ struct Sizes {
     /// Chain lengths of the one-process-per-rule case.
     process_sizes: Vec<usize>,
     memory_rules: usize,
-}
-
-/// A command that enters the namespace file `ns` before exec.
-fn in_ns(ns: &Path, argv: &[&str]) -> Command {
-    let f = std::fs::File::open(ns).expect("namespace file");
-    let mut c = Command::new(argv[0]);
-    c.args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    // SAFETY: only the setns system call between fork and exec, on a
-    // descriptor the closure owns.
-    unsafe {
-        c.pre_exec(move || {
-            if libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    c
+    /// Processes at once and commands each, of the parallel case.
+    procs: usize,
+    cmds: usize,
 }
 
 fn ns_path(ns: &Netns) -> PathBuf {
@@ -101,14 +95,24 @@ struct Daemon {
 
 impl Daemon {
     fn start(ns: &Netns) -> Result<Daemon, String> {
+        Daemon::start_with(ns, &super::adapters::nfkeeper_bin(), &[])
+    }
+
+    /// `bin serve` with `extra` options, in `ns`, on a socket of its own;
+    /// returns once the socket answers (the model is loaded).
+    fn start_with(ns: &Netns, bin: &str, extra: &[&str]) -> Result<Daemon, String> {
         let sock = std::env::temp_dir().join(format!("{}.sock", ns.name()));
-        let bin = super::adapters::nfkeeper_bin();
         let s = sock.to_string_lossy().into_owned();
         let t0 = Instant::now();
-        let child = in_ns(&ns_path(ns), &[&bin, "serve", "--quiet", "--socket", &s])
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("nfkeeper serve: {e}"))?;
+        let f = std::fs::File::open(ns_path(ns)).map_err(|e| format!("{}: {e}", ns.name()))?;
+        let mut cmd = Command::new(bin);
+        cmd.args(["serve", "--quiet", "--socket", &s])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let (child, _) =
+            spawn_in_netns(f.as_fd(), &mut cmd).map_err(|e| format!("nfkeeper serve: {e}"))?;
         let mut d = Daemon {
             child,
             sock,
@@ -128,13 +132,27 @@ impl Daemon {
     }
 
     fn rss_mb(&self) -> f64 {
-        let st = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        st.lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
+        rss_mb(self.child.id())
     }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether it still runs (a daemon that died is reported, not waited for).
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+/// Resident set of process `pid` in MiB (VmRSS of /proc/PID/status; 0
+/// when it is gone).
+fn rss_mb(pid: u32) -> f64 {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    st.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 impl Drop for Daemon {
@@ -214,12 +232,9 @@ fn nft_appends(ns: &Netns, procs: usize, total: usize) -> Result<f64, String> {
                     // This thread enters the namespace and its processes
                     // inherit it: spawned without a fork of the harness
                     // (see crate::netns::spawn_in_netns).
-                    let f = std::fs::File::open(&path).map_err(|e| e.to_string())?;
-                    // SAFETY: setns on a descriptor we own; only this
-                    // thread's namespace changes, and the thread ends here.
-                    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-                        return Err(format!("setns: {}", std::io::Error::last_os_error()));
-                    }
+                    // Only this thread's namespace changes, and the
+                    // thread ends here.
+                    enter(&path).map_err(|e| format!("setns: {e}"))?;
                     for i in 0..per {
                         let r = rule(c, i);
                         let o = Command::new("iptables-nft")
@@ -265,8 +280,7 @@ fn per_call(ns: &Netns, argv0: &[&str], env: &[(&str, &str)], calls: usize) -> R
             c.env(k, val);
         }
         // Spawned without a fork of this process (see spawn_in_netns).
-        let (child, t) =
-            crate::netns::spawn_in_netns(f.as_raw_fd(), &mut c).map_err(|e| e.to_string())?;
+        let (child, t) = spawn_in_netns(f.as_fd(), &mut c).map_err(|e| e.to_string())?;
         let o = child.wait_with_output().map_err(|e| e.to_string())?;
         v.push(t.elapsed().as_secs_f64());
         if !o.status.success() {
@@ -290,14 +304,12 @@ fn kernel_floor(ns: &Netns, chain: &str, reps: usize) -> Result<(f64, f64, &'sta
     use nft::batch::Placement;
     use nft::expr::base;
     use nft::{Expr, Family, Rule, SetElem, SetElems, Socket, Verdict};
-    let f = std::fs::File::open(ns_path(ns)).map_err(|e| e.to_string())?;
+    let path = ns_path(ns);
     let chain = chain.to_string();
     std::thread::spawn(move || -> Result<(f64, f64, &'static str), String> {
-        // SAFETY: setns on a descriptor we own; it changes only this
-        // thread's network namespace, and the thread ends here.
-        if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return Err(format!("setns: {}", std::io::Error::last_os_error()));
-        }
+        // Only this thread's network namespace changes, and the thread
+        // ends here.
+        enter(&path).map_err(|e| format!("setns: {e}"))?;
         let mut s = Socket::open().map_err(|e| e.to_string())?;
         let (mut add, mut del) = (Vec::new(), Vec::new());
         let run = s
@@ -405,46 +417,71 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Run the suite; Markdown on stdout (and in `--out DIR/daemon.md`).
-/// `nfkeeper bench daemon --help`.
-fn help() -> String {
-    format!(
-        "usage: nfkeeper bench daemon [--quick] [--case C,...] [--out DIR]\n\n\
-         nfkeeper serve against direct mode and iptables-nft, in network\n\
-         namespaces of its own (root needed): one-process appends onto N\n\
-         rules, API operations, concurrent clients, memory.\n\n\
-         \x20 --quick      smaller sizes (10k preloaded rules instead of 100k)\n\
-         \x20 --case C,... only these cases ({})\n\
-         \x20 --out DIR    also write the table to DIR/daemon.md\n",
-        CASES.join(",")
-    )
+/// The options of `nfkeeper bench daemon`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DaemonArgs {
+    pub quick: bool,
+    /// `--case`: these cases only, in this order (empty: all of [`CASES`]).
+    pub cases: Vec<String>,
+    /// `--procs`, `--cmds`: the parallel case's processes at once and
+    /// commands each (default 8 and 200; 4 and 50 with `--quick`).
+    pub procs: Option<usize>,
+    pub cmds: Option<usize>,
+    /// `--rcu-expedited`: RCU grace periods expedited for the run (as the
+    /// kernel suites do by default, see [`crate::rcu`]); off: the host's
+    /// setting, which every deleting process pays at exit.
+    pub rcu_expedited: bool,
+    pub out: Option<String>,
 }
 
-pub fn main(args: &[String]) -> i32 {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => {}
-            "--out" | "--case" => {
-                it.next();
-            }
-            "-h" | "--help" => {
-                print!("{}", help());
-                return 0;
-            }
-            other => {
-                eprintln!("nfkeeper bench daemon: unknown argument {other}");
-                eprintln!("Try `nfkeeper bench daemon --help' for more information.");
-                return 2;
-            }
+impl DaemonArgs {
+    /// The options as clap arguments, with their help.
+    pub fn args() -> Vec<clap::Arg> {
+        use crate::args::{flag, value, words};
+        vec![
+            flag("quick").help("Smaller sizes (10k preloaded rules instead of 100k)"),
+            words("case", "C,...")
+                .value_parser(CASES)
+                .help("Only these cases [default: all]"),
+            value("procs", "N", crate::args::count).help(
+                "parallel: processes at once, each running its commands one after another \
+                 [default: 8; 4 with --quick]",
+            ),
+            value("cmds", "M", crate::args::count).help(
+                "parallel: `-A` commands of each process, then as many `-D` \
+                 [default: 200; 50 with --quick]",
+            ),
+            flag("rcu-expedited").help(
+                "Expedite the kernel's RCU grace periods for the run (restored at the end), \
+                 as the cf/ruleset/packet suites do by default [default: the host's setting]",
+            ),
+            value(
+                "out",
+                "DIR",
+                clap::builder::NonEmptyStringValueParser::new(),
+            )
+            .help("Also write the table to DIR/daemon.md"),
+        ]
+    }
+
+    /// The options from what clap matched with [`DaemonArgs::args`].
+    pub fn from_matches(m: &clap::ArgMatches) -> DaemonArgs {
+        DaemonArgs {
+            quick: m.get_flag("quick"),
+            cases: crate::args::get_words(m, "case"),
+            procs: m.get_one::<usize>("procs").copied(),
+            cmds: m.get_one::<usize>("cmds").copied(),
+            rcu_expedited: m.get_flag("rcu-expedited"),
+            out: m.get_one::<String>("out").cloned(),
         }
     }
-    let quick = args.iter().any(|a| a == "--quick");
-    let out = args
-        .iter()
-        .position(|a| a == "--out")
-        .and_then(|i| args.get(i + 1))
-        .cloned();
+}
+
+/// Runs the suite; Markdown on stdout (and in `--out DIR/daemon.md`).
+/// Returns the exit code: 0, or 1 when a case could not be measured.
+pub fn main(args: &DaemonArgs) -> i32 {
+    let quick = args.quick;
+    let out = args.out.clone();
     if !crate::netns::is_root() {
         eprintln!(
             "nfkeeper bench daemon needs root: every case runs in a network namespace it creates"
@@ -461,6 +498,8 @@ pub fn main(args: &[String]) -> i32 {
             calls: 100,
             process_sizes: vec![1000, 3000, 10_000],
             memory_rules: 100_000,
+            procs: args.procs.unwrap_or(4),
+            cmds: args.cmds.unwrap_or(50),
         }
     } else {
         Sizes {
@@ -470,26 +509,42 @@ pub fn main(args: &[String]) -> i32 {
             calls: 200,
             process_sizes: vec![1000, 3000, 100_000],
             memory_rules: 1_000_000,
+            procs: args.procs.unwrap_or(8),
+            cmds: args.cmds.unwrap_or(200),
         }
     };
-    let cases: Vec<String> = match args.iter().position(|a| a == "--case") {
-        Some(i) => match args.get(i + 1) {
-            Some(v) => v.split(',').map(String::from).collect(),
-            None => {
-                eprintln!(
-                    "nfkeeper bench daemon: --case needs a list ({})",
-                    CASES.join(",")
-                );
-                return 2;
-            }
-        },
-        None => CASES.iter().map(|c| c.to_string()).collect(),
+    let cases: Vec<String> = if args.cases.is_empty() {
+        CASES.iter().map(|c| c.to_string()).collect()
+    } else {
+        args.cases.clone()
     };
+    let _rcu = if args.rcu_expedited {
+        match crate::rcu::expedite() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("/sys/kernel/rcu_expedited: {e}");
+                return 1;
+            }
+        }
+    } else {
+        None
+    };
+    let rcu = std::fs::read_to_string("/sys/kernel/rcu_expedited")
+        .map_or("?".into(), |v| v.trim().to_string());
+    let load0 = crate::loadavg();
+    let start = crate::suites::machine::utc(crate::suites::machine::now_secs(), false);
     match run(&sz, &cases) {
         Ok(md) => {
+            let mut argv: Vec<String> = std::env::args().collect();
+            if let Some(a) = argv.first_mut() {
+                *a = a.rsplit('/').next().unwrap_or("").to_string();
+            }
             let md = format!(
-                "{md}\nCommand: `nfkeeper bench daemon{}`; load average at the end {}.\n",
-                if quick { " --quick" } else { "" },
+                "{md}\nCommand: `{}` (started {start}); nfkeeper: {}{}; /sys/kernel/rcu_expedited {rcu}; load average {load0} at the start, {} at the end.\n",
+                crate::suites::machine::shell_line(&argv),
+                super::adapters::nfkeeper_bin(),
+                super::adapters::nfkeeper_old_bin()
+                    .map_or(String::new(), |b| format!(", NFKEEPER_OLD_BIN: {b}")),
                 crate::loadavg()
             );
             print!("{md}");
@@ -514,7 +569,14 @@ fn ns() -> Result<Netns, String> {
 }
 
 /// The cases, in report order; `--case` picks some.
-pub const CASES: [&str; 4] = ["concurrent", "single", "process", "memory"];
+pub const CASES: [&str; 6] = [
+    "concurrent",
+    "single",
+    "process",
+    "parallel",
+    "memory",
+    "hostile",
+];
 
 fn run(sz: &Sizes, cases: &[String]) -> Result<String, String> {
     let mut md = String::new();
@@ -523,7 +585,9 @@ fn run(sz: &Sizes, cases: &[String]) -> Result<String, String> {
             "concurrent" => concurrent(sz, &mut md)?,
             "single" => single(sz, &mut md)?,
             "process" => process(sz, &mut md)?,
+            "parallel" => parallel::run(sz.procs, sz.cmds, &mut md)?,
             "memory" => memory(sz, &mut md)?,
+            "hostile" => hostile::run(&mut md)?,
             other => {
                 return Err(format!(
                     "unknown case `{other}' (cases: {})",

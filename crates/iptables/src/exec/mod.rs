@@ -209,6 +209,11 @@ pub fn query(t: &Table<Rule>, p: &Parsed, out: &mut String) -> Option<Result<()>
     })
 }
 
+/// What `-C` says when no rule of the chain equals the one given.
+pub fn no_such_rule() -> Error {
+    map_err(Op::Rule, M::NoSuchRule)
+}
+
 /// -D/-C name a jump target that must exist (iptables-nft asserts it).
 fn check_jump_target(t: &Table<Rule>, r: &Rule) -> Result<()> {
     use ruleset::RuleBody;
@@ -373,5 +378,57 @@ mod tests {
         assert!(run(&mut t, &["-D", "INPUT", "-s", "1.2.3.4,5.6.7.8"]).is_err());
         assert_eq!(t.chain("INPUT").unwrap().len, 1);
         assert!(!t.in_transaction());
+    }
+
+    /// What iptables-restore refuses before parsing a line: more words
+    /// than its argument vector holds, a word longer than its parameter
+    /// buffer (quoted or not), and what a NUL byte cuts off (it reads C
+    /// strings). Boundaries measured with iptables-nft 1.8.9.
+    #[test]
+    fn restore_input_limits() {
+        let words = |n: usize| vec!["x"; n].join(" ");
+        let long = |n: usize| "y".repeat(n);
+        // (line 2 of the input, the message, or None when the line gets as
+        // far as the parser: "Bad argument" for the plain x words).
+        let cases: Vec<(String, &str)> = vec![
+            (words(251), "Bad argument `x'"),
+            (words(252), "Parser cannot handle more arguments"),
+            (
+                format!("{} \"x\"", words(251)),
+                "Parser cannot handle more arguments",
+            ),
+            (format!("-A INPUT -m comment --comment {}", long(1023)), ""),
+            (
+                format!("-A INPUT -m comment --comment {}", long(1024)),
+                "Parameter too long!",
+            ),
+            (
+                format!("-A INPUT -m comment --comment \"{}\"", long(1024)),
+                "Parameter too long!",
+            ),
+            (
+                ":A\0B - [0:0]".into(),
+                "iptables-restore: line 2 policy invalid",
+            ),
+            ("-A INPUT -j ACCEPT\0 -s bogus".into(), ""),
+        ];
+        for (line, want) in cases {
+            let input = format!("*filter\n{line}\nCOMMIT\n");
+            let mut rs = ruleset::Ruleset::new();
+            let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+            let got = restore(&mut rs, &input, &o);
+            match got {
+                Ok(_) => assert_eq!(want, "", "{}", &line[..line.len().min(40)]),
+                Err(e) => {
+                    assert_eq!(e.line, 2, "{want}");
+                    assert_eq!(
+                        e.err.msg.trim_end(),
+                        want,
+                        "{}",
+                        &line[..line.len().min(40)]
+                    );
+                }
+            }
+        }
     }
 }

@@ -298,6 +298,8 @@ impl<'r> Restorer<'r> {
             lineno += 1;
             let line = raw.strip_suffix('\n').unwrap_or(raw);
             let line = line.strip_suffix('\r').unwrap_or(line);
+            // iptables reads lines as C strings: a NUL byte ends the line.
+            let line = line.split('\0').next().unwrap_or_default();
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -499,6 +501,7 @@ impl<'r> Restorer<'r> {
             // The buffer is reused across lines: no allocation per line.
             words.clear();
             words.extend(body.split_ascii_whitespace());
+            crate::parse::restore::check_words(words).map_err(|e| err(lineno, e))?;
             words
         };
         let po = ParseOpts {

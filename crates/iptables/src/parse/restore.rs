@@ -3,8 +3,11 @@
 
 use crate::error::{Error, Result};
 
-/// Most words one line may have (iptables' MAX_ARGC, including the program name).
+/// Most words one line may have (iptables' MAX_ARGC, including the three
+/// iptables-restore puts first: the program name, `-t`, the table).
 pub const MAX_ARGC: usize = 255;
+/// Words before a line's own in iptables-restore's argument vector.
+const PREFIX: usize = 3;
 /// Longest word (iptables' parameter buffer).
 pub const MAX_PARAM: usize = 1024;
 
@@ -18,8 +21,8 @@ pub fn tokenize(line: &str) -> Result<Vec<String>> {
     let mut escaped = false;
     let mut quoted = false;
     let push = |words: &mut Vec<String>, w: String| -> Result<()> {
-        // +1 for argv[0], +1 as iptables checks argc + 1 >= MAX_ARGC.
-        if words.len() + 2 >= MAX_ARGC {
+        // iptables checks argc + 1 >= MAX_ARGC before adding a word.
+        if words.len() + PREFIX + 1 >= MAX_ARGC {
             return Err(Error::param("Parser cannot handle more arguments"));
         }
         words.push(w);
@@ -74,6 +77,19 @@ pub fn tokenize(line: &str) -> Result<Vec<String>> {
         push(&mut words, cur)?;
     }
     Ok(words)
+}
+
+/// The limits [`tokenize`] enforces, for words split another way (a line
+/// without quotes): at most as many words, each shorter than
+/// [`MAX_PARAM`] bytes.
+pub fn check_words(words: &[&str]) -> Result<()> {
+    if words.len() + PREFIX >= MAX_ARGC {
+        return Err(Error::param("Parser cannot handle more arguments"));
+    }
+    if words.iter().any(|w| w.len() >= MAX_PARAM) {
+        return Err(Error::param("Parameter too long!"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -53,9 +53,10 @@ impl Planner<'_> {
                 bc.priority,
                 nft_policy(policy),
             );
-            if counters != Counters::default() {
-                c.counters = Some((counters.bytes, counters.packets));
-            }
+            // Always given: a base chain created with counters is one whose
+            // policy the kernel counts (nft_base_chain stats), which
+            // iptables shows as `:INPUT ACCEPT [p:b]`.
+            c.counters = Some((counters.bytes, counters.packets));
             self.p.batch.add(&c, tag);
         }
         let mut set = nft::Set::new(fam, &tname, catalog::SET);
@@ -126,6 +127,7 @@ impl Planner<'_> {
         let ud = self.rule_userdata(kind, id, rule);
         let mut r = nft::Rule::new(fam, &tname, chain, exprs);
         r.userdata = Some(ud);
+        r.compat = lowered.compat;
         let bid = self.p.alloc_rule_id();
         r.id = Some(bid);
         match (placement, at) {
@@ -165,6 +167,8 @@ impl Planner<'_> {
             let tag = self.p.tag;
             self.p.batch.add(&es, tag);
             self.view.overflow.insert((kind, id), parts.len() as u32);
+            // Undoing the command in the model does not undo this.
+            self.p.side_effects.insert((self.family, kind));
         }
         ud.bytes
     }

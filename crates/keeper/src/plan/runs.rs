@@ -336,6 +336,8 @@ impl Planner<'_> {
             self.view.members.insert((kind, e.id), idx);
             self.view.locs.remove(&(kind, e.id));
         }
+        // Undoing the command in the model does not undo the new run.
+        self.p.side_effects.insert((self.family, kind));
         self.view.runs.push(Some(RunLoc {
             kind,
             chain: chain.to_string(),

@@ -21,26 +21,18 @@
 //! everything ends in an error, never a hang.
 
 use super::rules::Proto;
-use std::fs::File;
+use rustix::thread::{sched_setaffinity, CpuSet};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
-use std::os::raw::c_int;
-use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-const CLONE_NEWNET: c_int = 0x4000_0000;
 /// UDP payload of a 64-byte IPv4 packet (20 IP + 8 UDP + 36).
 pub const UDP_PAYLOAD: usize = 36;
 const TCP_CHUNK: usize = 128 << 10;
-
-extern "C" {
-    fn setns(fd: c_int, nstype: c_int) -> c_int;
-    fn sched_setaffinity(pid: c_int, size: usize, mask: *const u64) -> c_int;
-}
 
 /// Where a thread runs: a namespace file (`/run/netns/NAME`) and a CPU.
 #[derive(Clone, Debug)]
@@ -49,29 +41,20 @@ pub struct Place {
     pub cpu: Option<usize>,
 }
 
-/// Pins the calling thread to `cpu`.
+/// Pins the calling thread to `cpu` (below [`CpuSet::MAX_CPU`], 1024).
 pub fn pin(cpu: usize) -> io::Result<()> {
-    // The kernel's cpu_set_t: 1024 bits.
-    let mut mask = [0u64; 16];
-    if cpu >= 1024 {
+    if cpu >= CpuSet::MAX_CPU {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "cpu >= 1024"));
     }
-    mask[cpu / 64] |= 1 << (cpu % 64);
-    // SAFETY: pid 0 is the calling thread; the mask lives for the call and
-    // its size is passed.
-    if unsafe { sched_setaffinity(0, std::mem::size_of_val(&mask), mask.as_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let mut mask = CpuSet::new();
+    mask.set(cpu);
+    // No PID: the calling thread.
+    sched_setaffinity(None, &mask)?;
     Ok(())
 }
 
 fn enter(p: &Place) -> io::Result<()> {
-    let f = File::open(&p.ns)?;
-    // SAFETY: setns changes only the calling thread's network namespace;
-    // the descriptor is open for the call.
-    if unsafe { setns(f.as_raw_fd(), CLONE_NEWNET) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    crate::netns::enter(&p.ns)?;
     if let Some(cpu) = p.cpu {
         pin(cpu)?;
     }

@@ -254,6 +254,13 @@ pub fn check_table_hooks(
     table: TableKind,
     hooks: &[&str],
 ) -> Result<()> {
+    check_table(target, ctx, table)?;
+    check_target_hooks(target, ctx, hooks)
+}
+
+/// The table half of [`check_table_hooks`], for targets bound to one table
+/// but usable from all of its chains.
+pub fn check_table(target: &str, ctx: &ParseCtx, table: TableKind) -> Result<()> {
     if ctx.table != table {
         return Err(Error::op(format!(
             "Invalid argument: {target} target: only valid in {} table, not {}.",
@@ -261,6 +268,12 @@ pub fn check_table_hooks(
             ctx.table.name()
         )));
     }
+    Ok(())
+}
+
+/// The hook half of [`check_table_hooks`], for targets bound to some hooks
+/// in any table.
+pub fn check_target_hooks(target: &str, ctx: &ParseCtx, hooks: &[&str]) -> Result<()> {
     if ctx.table.builtin_chains().contains(&ctx.chain) && !hooks.contains(&ctx.chain) {
         let usable: Vec<&str> = HOOK_ORDER
             .iter()

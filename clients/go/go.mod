@@ -1,0 +1,3 @@
+module github.com/nfkeeper/nfkeeper/clients/go
+
+go 1.22
