@@ -32,9 +32,18 @@ struct Tally {
 
 /// The xtables targets this kernel has, per family.
 fn kernel_targets(family: Family) -> Vec<String> {
+    kernel_list(family, "targets")
+}
+
+/// The xtables matches this kernel has, per family.
+fn kernel_matches(family: Family) -> Vec<String> {
+    kernel_list(family, "matches")
+}
+
+fn kernel_list(family: Family, what: &str) -> Vec<String> {
     let f = match family {
-        Family::Ipv4 => "/proc/net/ip_tables_targets",
-        Family::Ipv6 => "/proc/net/ip6_tables_targets",
+        Family::Ipv4 => format!("/proc/net/ip_tables_{what}"),
+        Family::Ipv6 => format!("/proc/net/ip6_tables_{what}"),
     };
     std::fs::read_to_string(f)
         .unwrap_or_default()
@@ -62,6 +71,16 @@ fn unavailable(
         nft::Expr::Target { name, .. } if !kernel_targets(family).contains(name) => {
             Some(format!("this kernel has no xtables target {name}"))
         }
+        nft::Expr::Match { name, .. } if !kernel_matches(family).contains(name) => {
+            Some(format!("this kernel has no xtables match {name}"))
+        }
+        // The vector file's set-up line (`%iptables -I INPUT -j RATEEST
+        // --rateest-name RE1 ...`) creates the estimator; the kernel refuses
+        // a rateest match naming one that does not exist.
+        nft::Expr::Match { name, .. } if name == "rateest" => Some(
+            "needs the rate estimator its file's set-up line creates (set-up lines are not run)"
+                .to_string(),
+        ),
         _ => None,
     })
 }
@@ -164,6 +183,17 @@ fn conformance_vectors_round_trip_through_the_kernel() {
                             ..Default::default()
                         };
                         let parsed_rule = parsed.rules[0].clone();
+                        // iptables' own text of a few rules parses back to
+                        // another rule (libxt_ipcomp: `--ipcompspi :`, the
+                        // full range, prints as nothing, which means 0:0);
+                        // nfkeeper's model is that text, so verify sees the
+                        // difference the text has.
+                        let reparsed = tokenize(want.trim()).ok().and_then(|w| {
+                            let mut a: Vec<&str> = vec!["-A", chain];
+                            a.extend(w.iter().map(String::as_str));
+                            parse(&a, o).ok().map(|mut p| p.rules.remove(0))
+                        });
+                        let lossy_text = reparsed.as_ref() != Some(&parsed_rule);
                         let mut ap = Planner::new(family, &mut view, &mut pending, opts);
                         match ap.run(table, &mut snap.table, parsed, &mut out) {
                             Ok(()) => {}
@@ -220,7 +250,13 @@ fn conformance_vectors_round_trip_through_the_kernel() {
                             .expect("verify")
                             .map(|r| r.diffs)
                             .unwrap_or_default();
-                        if !diffs.is_empty() {
+                        if !diffs.is_empty() && lossy_text {
+                            t.unavailable += 1;
+                            notes.insert(
+                                format!("{file}:{}", n + 1),
+                                format!("iptables' text `{}` parses to another rule", want.trim()),
+                            );
+                        } else if !diffs.is_empty() {
                             failures.push(format!(
                                 "{file}:{} [{family:?} {chain}] verify: {}",
                                 n + 1,

@@ -70,6 +70,12 @@ pub struct RunElem {
 /// Every run set's name starts with this; no other object of ours does.
 pub const SET_PREFIX: &str = "__nfk_run";
 
+/// The id of the run whose set is named `set` (the number after
+/// [`SET_PREFIX`]).
+pub fn run_id(set: &str) -> Option<u64> {
+    set.strip_prefix(SET_PREFIX)?.parse().ok()
+}
+
 /// The named set (or verdict map) of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSet {
