@@ -66,6 +66,10 @@ pub struct Host {
     /// state found already held).
     applied: Option<(String, i64, i64)>,
     applied_ms: u64,
+    /// The kernel's digest when drift was last counted: a drifted state
+    /// seen again (another event, the periodic check) is one drift;
+    /// cleared when the kernel is in sync.
+    drift_seen: Option<String>,
     /// The last desired state built, by (release, additions revision).
     cache: Option<((i64, i64, usize), Arc<Desired>)>,
     pub counts: Counts,
@@ -86,6 +90,7 @@ impl Host {
             force,
             applied: None,
             applied_ms: 0,
+            drift_seen: None,
             cache: None,
             counts: Counts::default(),
             status: Status {
@@ -160,6 +165,7 @@ impl Host {
             st.revision = d.release;
             st.additions = d.additions;
             st.in_sync = true;
+            self.drift_seen = None;
             if self.applied_ms == 0 {
                 self.applied_ms = st.time_ms;
                 st.applied_ms = st.time_ms;
@@ -168,7 +174,10 @@ impl Host {
         }
         let drift = self.applied.as_ref().is_some_and(|a| a.0 == d.digest);
         if drift {
-            self.counts.drifts += 1;
+            if self.drift_seen.as_deref() != Some(st.digest.as_str()) {
+                self.counts.drifts += 1;
+                self.drift_seen = Some(st.digest.clone());
+            }
             st.drift = true;
             if w.drift == DriftPolicy::Report {
                 return self.finish(st);
