@@ -81,6 +81,9 @@ Usage:
   nfkeeper verify [-4|-6] [-t TABLE] [-q]
                                    check that nfkeeper's tables in the kernel are what the logical
                                    rules they record compile to; one line per difference
+  nfkeeper agent [OPTIONS]         the fleet agent: this host's ruleset from etcd (docs/fleet.md)
+  nfkeeper fleet COMMAND ...       the fleet's operator commands (status, rollout, pause, resume,
+                                   history, ...; `nfkeeper fleet --help`)
   nfkeeper [--direct|--daemon] iptables ARGS...
                                    force direct mode or the daemon (default: the daemon if it answers;
                                    also NFKEEPER_MODE=direct|daemon|auto)
@@ -97,6 +100,8 @@ Usage:
 
 demo, load and bench run the nfkeeper-bench program beside nfkeeper (cargo build
 --release builds both; `nfkeeper bench --help` for all the suites' options).
+agent, fleet and controller run nfkeeper-agent, beside nfkeeper or on PATH
+(crates/agent builds it).
 
 The iptables personalities change the kernel of the current network namespace
 (nfkeeper's own nftables tables: ip nfkeeper_filter, ip6 nfkeeper_nat, ...).
@@ -181,6 +186,7 @@ fn run() -> i32 {
         "trace" => trace::trace(rest, &s),
         "verify" => verify::verify(rest, &s),
         "bench" | "demo" | "load" => forward::to_bench(argv0, &args[first..]),
+        "agent" | "fleet" | "controller" => forward::to_agent(&args[first..]),
         "--version" | "-V" | "version" => {
             println!(
                 "nfkeeper {} (iptables {})",
