@@ -145,6 +145,20 @@ impl Session {
         done.pop().unwrap_or(Done::Sync(Err(Error::Busy)))
     }
 
+    /// One ipset invocation (ipset's output and exit status).
+    pub fn ipset(&mut self, job: crate::ipset::Job) -> ipset::exec::Output {
+        let deadline = deadline(None, self.settings.retry_for);
+        let w = Write {
+            family: self.family,
+            prog: "ipset".to_string(),
+            work: Work::Ipset(job),
+        };
+        match self.apply(w, deadline) {
+            Done::Ipset(o) => o,
+            _ => crate::ipset::txn::failure(&Error::Busy, false),
+        }
+    }
+
     fn list_rules_streamed(&mut self, kind: TableKind) -> Result<String, Error> {
         let mut out = Vec::new();
         let mut foreign = Vec::new();
@@ -347,7 +361,7 @@ impl Scoped {
                     }
                 }
             }
-            Work::Sync => {}
+            Work::Sync | Work::Ipset(_) => {}
         }
         needs
     }
@@ -389,7 +403,12 @@ impl Source for Scoped {
         self.warnings.clear();
         let genid = sock.gen().map_err(Error::from_nft)?.id;
         let f = self.family;
+        let now = crate::ipset::now();
         for w in writes {
+            if let Work::Ipset(job) = &w.work {
+                crate::ipset::txn::prepare(sock, &mut st.ipset, job, now)
+                    .map_err(Error::from_nft)?;
+            }
             for n in self.needs(w) {
                 let scope = n.scope.unwrap_or(Scope::Table);
                 // -D by spec and -C of one rule look for rules equal to it:

@@ -12,6 +12,7 @@
 
 pub mod direct;
 pub mod error;
+pub mod ipset;
 pub mod plan;
 pub mod read;
 pub mod save;
