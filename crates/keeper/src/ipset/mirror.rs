@@ -20,7 +20,6 @@ use ipset::model::{Entry, Header, Members, Set};
 use nft::{Expr, SetElems, Tag};
 use std::collections::HashMap;
 
-
 /// What a message did, to word the kernel's refusal of it as ipset would.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Intent {
@@ -114,7 +113,13 @@ impl<'a> KernelMirror<'a> {
     }
 
     /// NEWSET of the home of `name` with its members.
-    fn create_home(&mut self, name: &str, h: &Header, slot: usize, members: &[Entry]) -> Result<()> {
+    fn create_home(
+        &mut self,
+        name: &str,
+        h: &Header,
+        slot: usize,
+        members: &[Entry],
+    ) -> Result<()> {
         let spec = set_spec(h).map_err(refused)?;
         if name.starts_with("__nfk") {
             return Err(Error::session(format!(
@@ -261,7 +266,12 @@ impl Mirror for KernelMirror<'_> {
         }
         let keys = SetElems::new(FAMILY, TABLE, set, self.keys(&spec, h, entries)?);
         self.destroy_elems(&keys);
-        let es = SetElems::new(FAMILY, TABLE, set, self.elems(&spec, h, &home_entries, true)?);
+        let es = SetElems::new(
+            FAMILY,
+            TABLE,
+            set,
+            self.elems(&spec, h, &home_entries, true)?,
+        );
         self.p.batch.add(&es, self.tag);
         for (fam, t, cspec) in self.copies(set) {
             // Re-adding refreshes a copy's timeout and keeps its counters.
@@ -359,13 +369,19 @@ impl Mirror for KernelMirror<'_> {
                         .batch
                         .delete(&SetElems::new(fam, &t, n.name, Vec::new()), tag);
                     if !members.is_empty() {
-                        let es =
-                            SetElems::new(fam, &t, n.name, self.elems(&cspec, &n.set.header, &members, false)?);
+                        let es = SetElems::new(
+                            fam,
+                            &t,
+                            n.name,
+                            self.elems(&cspec, &n.set.header, &members, false)?,
+                        );
                         self.p.batch.add(&es, tag);
                     }
                     kept.push((f, k, cspec));
                 } else {
-                    self.p.batch.delete(&nft::Set::new(fam, &t, n.name), self.tag);
+                    self.p
+                        .batch
+                        .delete(&nft::Set::new(fam, &t, n.name), self.tag);
                 }
             }
             if let Some(p) = self.places.get_mut(n.name) {

@@ -30,8 +30,10 @@ fn absent_is_empty<T: Default>(r: R<T>) -> R<T> {
 /// The home set `name`'s metadata, if it exists and is ours.
 pub fn home(sock: &mut Socket, name: &str) -> R<Option<SetMeta>> {
     let s = absent_is_empty(sock.get(&nft::Set::new(FAMILY, TABLE, name)))?;
-    Ok(s.and_then(|s| s.userdata.as_deref().and_then(meta::decode_set))
-        .filter(|m| m.role == Role::Home))
+    Ok(
+        s.and_then(|s| s.userdata.as_deref().and_then(meta::decode_set))
+            .filter(|m| m.role == Role::Home),
+    )
 }
 
 /// Every home set (name and metadata); whether the home table exists.

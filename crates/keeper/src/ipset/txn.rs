@@ -199,7 +199,13 @@ fn full(sock: &mut Socket, sets: &mut Sets, name: &str, now: u64) -> Result<(), 
 
 /// The members an add/del/test of `job` touches, or all of them when
 /// there are many.
-fn probe(sock: &mut Socket, sets: &mut Sets, name: &str, job: &Job, now: u64) -> Result<(), nft::Error> {
+fn probe(
+    sock: &mut Socket,
+    sets: &mut Sets,
+    name: &str,
+    job: &Job,
+    now: u64,
+) -> Result<(), nft::Error> {
     let args: Vec<&str> = job.args.iter().map(String::as_str).collect();
     let Ok(p) = exec::parse_line(&sets.store, &args) else {
         return Ok(());
@@ -239,7 +245,14 @@ fn quiet(args: &[String]) -> bool {
 }
 
 /// One ipset job on the model, mirrored into `p` with tag `tag`.
-fn plan(sets: &mut Sets, p: &mut Pending, tag: Tag, job: &Job, now: u64, trail: &mut Trail) -> Output {
+fn plan(
+    sets: &mut Sets,
+    p: &mut Pending,
+    tag: Tag,
+    job: &Job,
+    now: u64,
+    trail: &mut Trail,
+) -> Output {
     let mut mirror = KernelMirror::new(p, tag, &mut sets.places, &mut sets.table, trail);
     let mut ctx = Ctx {
         store: &mut sets.store,
@@ -263,7 +276,10 @@ pub fn commit(
     let mut fin: Vec<Option<Output>> = (0..n).map(|_| None).collect();
     let mut attempt = 0u32;
     loop {
-        let open: Vec<&Write> = (0..n).filter(|i| fin[*i].is_none()).map(|i| group[i]).collect();
+        let open: Vec<&Write> = (0..n)
+            .filter(|i| fin[*i].is_none())
+            .map(|i| group[i])
+            .collect();
         if open.is_empty() {
             break;
         }
