@@ -49,6 +49,14 @@ pub fn num(v: &str) -> Result<usize, String> {
         .map_err(|_| format!("not a number: {v}"))
 }
 
+/// A count of at least 1.
+pub fn count(v: &str) -> Result<usize, String> {
+    match num(v)? {
+        0 => Err("must be at least 1".into()),
+        n => Ok(n),
+    }
+}
+
 /// Counts separated by commas.
 pub fn list(v: &str) -> Result<Vec<usize>, String> {
     v.split(',').map(num).collect()
@@ -98,5 +106,8 @@ mod tests {
             "each size must be at least 10"
         );
         assert_eq!(model_sizes("10").unwrap(), [10]);
+        assert_eq!(count("1_000"), Ok(1000));
+        assert_eq!(count("0").unwrap_err(), "must be at least 1");
+        assert_eq!(count("x").unwrap_err(), "not a number: x");
     }
 }

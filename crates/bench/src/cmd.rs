@@ -34,8 +34,10 @@ const BENCH_OTHER: &str = "
 also:
   PROG model [--quick] [--sizes N,...] [--reps N] [--op-reps N] [--batch K]
                        the in-memory model alone (no kernel, no root)
-  PROG daemon [--help]
-                       nfkeeper serve against direct mode and iptables-nft
+  PROG daemon [--quick] [--case C,...] [--procs N] [--cmds M] [--rcu-expedited]
+              [--out DIR]
+                       nfkeeper serve against direct mode and iptables-nft;
+                       parallel scripts; hostile peers (daemon --help)
 ";
 
 /// The command line under the name `prog`. `bench` and its kernel suites
@@ -79,7 +81,10 @@ fn command(prog: &str) -> Command {
                             "nfkeeper serve against direct mode and iptables-nft, in \
                              network namespaces of its own (root needed): one-process \
                              appends onto N rules, API operations, concurrent clients, \
-                             memory",
+                             parallel scripts (N processes × M commands, every tool), \
+                             memory, hostile peers (stalls, floods, trickles, descriptors \
+                             exhausted). With $NFKEEPER_OLD_BIN, parallel and hostile \
+                             also measure that build",
                         )
                         .args(DaemonArgs::args()),
                 ),
@@ -193,7 +198,7 @@ mod tests {
             quick: true,
             ..SuiteArgs::default()
         };
-        let cases: [(&str, Cmd); 9] = [
+        let cases: [(&str, Cmd); 10] = [
             ("nfkeeper bench", Cmd::Suites(None, SuiteArgs::default())),
             ("nfkeeper bench --quick", Cmd::Suites(None, quick.clone())),
             (
@@ -223,6 +228,17 @@ mod tests {
                 Cmd::Daemon(DaemonArgs {
                     cases: vec!["single".into(), "memory".into()],
                     ..DaemonArgs::default()
+                }),
+            ),
+            (
+                "nfkeeper bench daemon --case parallel --procs 16 --cmds 1_000 --quick",
+                Cmd::Daemon(DaemonArgs {
+                    quick: true,
+                    cases: vec!["parallel".into()],
+                    procs: Some(16),
+                    cmds: Some(1000),
+                    rcu_expedited: false,
+                    out: None,
                 }),
             ),
             (
@@ -286,7 +302,10 @@ mod tests {
         }
         let h = help("nfkeeper bench daemon --help");
         assert!(
-            h.contains("[possible values: concurrent, single, process, memory]"),
+            h.contains("[possible values: concurrent, single, process, parallel, memory, hostile]")
+                && h.contains("--procs <N>")
+                && h.contains("--cmds <M>")
+                && h.contains("[default: 200; 50 with --quick]"),
             "{h}"
         );
         let h = help("nfkeeper demo --help");
@@ -306,6 +325,10 @@ mod tests {
             (
                 "nfkeeper bench daemon --case nope",
                 "invalid value 'nope' for '--case <C,...>'",
+            ),
+            (
+                "nfkeeper bench daemon --procs 0",
+                "invalid value '0' for '--procs <N>': must be at least 1",
             ),
             (
                 "nfkeeper bench model --sizes 5",

@@ -88,7 +88,7 @@ static SERVICES: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Nanoseconds a process has run on a CPU, all its threads
 /// (`/proc/PID/task/*/schedstat`, first field); `None` once it is gone.
-fn cpu_ns(pid: u32) -> Option<u64> {
+pub fn cpu_ns(pid: u32) -> Option<u64> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let mut sum = 0u64;
     for t in tasks.flatten() {

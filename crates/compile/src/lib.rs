@@ -9,9 +9,12 @@
 //! `runs` compiles runs of similar rules into set lookups and verdict maps.
 //! `ipset` maps ipset sets (the `ipset` crate's model) onto nftables sets.
 //!
-//! A match or target that has no native nftables form is rejected with
-//! [`LowerError::NotNative`], never approximated (nothing goes through the
-//! xtables compatibility expressions).
+//! A match or target without an exactly equivalent native nftables form
+//! runs as the kernel's own xtables extension through nft_compat
+//! (`compat`), unless the kernel refuses that in nfkeeper's tables
+//! ([`compat::tables`]); then the rule is rejected with
+//! [`LowerError::NotNative`] and the reasons, never approximated.
+//! docs/compatibility.md lists the form of every extension.
 
 pub mod compat;
 pub mod ipset;
@@ -20,4 +23,4 @@ pub mod lower;
 pub mod runs;
 pub mod userdata;
 
-pub use lower::{lower_rule, rebase_lookups, AnonSet, LowerError, Lowered};
+pub use lower::{lower_rule, rebase_lookups, AnonMap, AnonSet, LowerError, Lowered, RuleObject};

@@ -29,6 +29,9 @@ pub const TEXT_CONTINUED: u8 = 0xc2;
 pub const RUN: u8 = 0xc3;
 /// In the key byte of [`RUN`]: the run is a verdict map.
 pub const RUN_MAP: u8 = 0x80;
+/// nfkeeper: a run's census (see [`catalog::Census`]): its member count
+/// and the xor of its member ids, u64 big-endian each.
+pub const CENSUS: u8 = 0xc4;
 
 /// Encoded userdata and the part of the text that did not fit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -327,6 +330,63 @@ pub mod catalog {
         v.push(chunk.len() as u8);
         v.extend_from_slice(chunk.as_bytes());
         v
+    }
+
+    /// The catalog chunk number of a run's census element; text chunks
+    /// never get this far.
+    pub const CENSUS_CHUNK: u32 = u32::MAX;
+
+    /// What a run holds, recorded beside it so that a member removed (or
+    /// added) behind nfkeeper's back shows: the elements no longer add up.
+    /// Kept in the catalog set under the run's id (its set name's number)
+    /// and chunk [`CENSUS_CHUNK`].
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct Census {
+        pub count: u64,
+        pub xor: u64,
+    }
+
+    impl Census {
+        pub fn of(ids: impl IntoIterator<Item = RuleId>) -> Census {
+            let mut c = Census::default();
+            for id in ids {
+                c.add(id);
+            }
+            c
+        }
+
+        pub fn add(&mut self, id: RuleId) {
+            self.count += 1;
+            self.xor ^= id.0;
+        }
+
+        pub fn remove(&mut self, id: RuleId) {
+            self.count = self.count.saturating_sub(1);
+            self.xor ^= id.0;
+        }
+    }
+
+    pub fn census_key(run_id: u64) -> Vec<u8> {
+        key(RuleId(run_id), CENSUS_CHUNK)
+    }
+
+    pub fn census_value(c: Census) -> Vec<u8> {
+        let mut v = vec![super::CENSUS, 16];
+        v.extend_from_slice(&c.count.to_be_bytes());
+        v.extend_from_slice(&c.xor.to_be_bytes());
+        v
+    }
+
+    /// (run id, census) of a catalog element that is a census.
+    pub fn parse_census(key: &[u8], userdata: &[u8]) -> Option<(u64, Census)> {
+        if key.len() != 12 || userdata.len() != 18 || userdata[..2] != [super::CENSUS, 16] {
+            return None;
+        }
+        let id = u64::from_be_bytes(key[..8].try_into().ok()?);
+        (u32::from_be_bytes(key[8..].try_into().ok()?) == CENSUS_CHUNK).then_some(())?;
+        let count = u64::from_be_bytes(userdata[2..10].try_into().ok()?);
+        let xor = u64::from_be_bytes(userdata[10..].try_into().ok()?);
+        Some((id, Census { count, xor }))
     }
 
     /// (rule id, chunk number, text) of a catalog element.

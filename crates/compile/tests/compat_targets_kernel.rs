@@ -4,9 +4,14 @@
 //! loaded with `iptables-nft`/`ip6tables-nft` in a fresh network namespace,
 //! the rule is dumped with nfkeeper's netlink socket, and the `target`
 //! expression's name, revision and info must equal what
-//! `compat::targets::info` gives for the same rule parsed by nfkeeper. A
+//! `compat::targets::layout` gives for the same rule parsed by nfkeeper. A
 //! few SET rules (no vector loads one: the sets must exist) are checked the
 //! same way, with their sets created first.
+//!
+//! A second test loads the same cases, as nfkeeper encodes them, into
+//! nfkeeper's own tables (`nfkeeper_<table>`): the kernel must refuse
+//! exactly the targets `compat::tables` lists as bound to tables of other
+//! names, and take every other one.
 //!
 //! iptables-nft is given the rule as iptables 1.8.11 prints it (the
 //! vector's expected text): the same rule, in the form an older local
@@ -21,11 +26,13 @@
 //! Needs root and iptables-nft (as an oracle only); skips with a reason
 //! otherwise.
 
+use compile::compat::tables::{required_tables, Kind};
 use compile::compat::targets::{self, set};
 use compile::compat::CompatInfo;
+use compile::layout;
 use iptables::parse::{parse, restore::tokenize, Command, ParseOpts};
 use iptables::Target;
-use nft::netlink::{Attrs, Msgs, Writer};
+use nft::netlink::{Msgs, Writer};
 use nft::{Expr, Socket};
 use ruleset::{Family, TableKind};
 use std::collections::BTreeMap;
@@ -376,7 +383,7 @@ fn expected(c: &Case) -> Result<CompatInfo, String> {
         };
         return set::info(s, index).ok_or_else(|| "unknown set".into());
     }
-    targets::info(t, c.family).ok_or_else(|| "no compat encoder".into())
+    targets::layout(t, c.family).ok_or_else(|| "no compat encoder".into())
 }
 
 /// The first `target` expression of the chain's rules: (name, rev, info).
@@ -389,27 +396,14 @@ fn dumped_target(c: &Case) -> Result<(String, u32, Vec<u8>), String> {
     let mut found = None;
     sock.rules(fam, Some(c.table.name()), Some(&c.chain), |r| {
         for e in r.exprs() {
-            if let Expr::Other { name, data } = e? {
-                if name == "target" && found.is_none() {
-                    found = Some(data);
-                }
+            if let Expr::Target { name, rev, info } = e? {
+                found.get_or_insert((name, rev, info));
             }
         }
         Ok(())
     })
     .map_err(|e| format!("dump: {e:?}"))?;
-    let data = found.ok_or("no target expression (translated natively?)")?;
-    let (mut name, mut rev, mut info) = (String::new(), 0, Vec::new());
-    for a in Attrs::new(&data) {
-        let a = a.map_err(|e| format!("{e:?}"))?;
-        match a.ty {
-            1 => name = a.str().map_err(|e| format!("{e:?}"))?.to_string(),
-            2 => rev = a.be32().map_err(|e| format!("{e:?}"))?,
-            3 => info = a.payload.to_vec(),
-            _ => {}
-        }
-    }
-    Ok((name, rev, info))
+    found.ok_or_else(|| "no target expression (translated natively?)".into())
 }
 
 /// Create the conntrack timeout policy `name` for TCP in `family` (what
@@ -590,4 +584,180 @@ fn compat_target_infos_match_iptables_nft() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// errno values the kernel answers with.
+const EINVAL: i32 = 22;
+const ENOENT: i32 = 2;
+
+/// The case's rule as nfkeeper parses it and its target's compat layout;
+/// `None` for SET (its info needs the kernel's set indexes).
+fn parsed_layout(c: &Case) -> Result<Option<(iptables::Rule, CompatInfo)>, String> {
+    let mut argv: Vec<&str> = vec!["-A", &c.chain];
+    argv.extend(c.words.iter().map(String::as_str));
+    let o = ParseOpts {
+        family: c.family,
+        restore: true,
+        table: Some(c.table),
+        prog: "iptables",
+    };
+    let parsed = parse(&argv, o).map_err(|e| format!("nfkeeper refused it: {}", e.msg))?;
+    let rule = parsed.rules.into_iter().next().ok_or("no rule")?;
+    let Target::Ext(t) = &rule.target else {
+        return Err("no target extension".into());
+    };
+    if matches!(&**t, iptables::ext::TargetExt::Set(_)) {
+        return Ok(None);
+    }
+    let info = targets::layout(t, c.family).ok_or("no compat encoder")?;
+    Ok(Some((rule, info)))
+}
+
+/// Load `info` as the only expression of a rule (with the rule's protocol
+/// in NFTA_RULE_COMPAT) into nfkeeper's table for the case, in this
+/// (fresh) namespace; the kernel's error codes.
+fn load_in_nfkeeper_table(c: &Case, rule: &iptables::Rule, info: &CompatInfo) -> Vec<i32> {
+    let fam = layout::nft_family(c.family);
+    let tname = layout::table_name(c.table);
+    let mut sock = Socket::open().expect("netlink socket");
+    if c.module == "CT" && c.words.iter().any(|w| w == "--timeout") {
+        add_cttimeout("t1", c.family).expect("cttimeout policy");
+    }
+    let mut b = sock.batch(None);
+    b.add(&nft::Table::new(fam, &tname), 1);
+    match layout::base_chain(c.table, &c.chain) {
+        Some(bc) => b.add(
+            &nft::Chain::base(fam, &tname, bc.name, bc.chain_type, bc.hook, bc.priority, 1),
+            1,
+        ),
+        None => b.add(&nft::Chain::new(fam, &tname, &c.chain), 1),
+    };
+    let mut r = nft::Rule::new(
+        fam,
+        &tname,
+        &c.chain,
+        vec![Expr::Target {
+            name: info.name.to_string(),
+            rev: info.rev,
+            info: info.info.clone(),
+        }],
+    );
+    r.compat = Some(nft::RuleCompat::new(
+        u32::from(rule.proto),
+        rule.inverted(iptables::rule::inv::PROTO),
+    ));
+    b.add_rule(&r, nft::batch::Placement::Append, false, 2);
+    let rep = sock.commit(&mut b).expect("commit");
+    rep.outcome.errors.iter().map(|e| e.code).collect()
+}
+
+#[test]
+fn table_bound_targets_are_refused_in_nfkeepers_tables() {
+    let Some(dir) = vectors_dir() else {
+        eprintln!("SKIP: conformance vectors not found (../shared/conformance)");
+        return;
+    };
+    let mut failures = Vec::new();
+    let mut seen: BTreeMap<&'static str, (bool, usize)> = BTreeMap::new();
+    for c in cases(&dir) {
+        let line = format!(
+            "{} [{:?} {} {}] {}",
+            c.origin,
+            c.family,
+            c.table.name(),
+            c.chain,
+            c.words.join(" ")
+        );
+        let (rule, info) = match parsed_layout(&c) {
+            Ok(Some(x)) => x,
+            Ok(None) => continue,
+            Err(e) => {
+                failures.push(format!("{line}: {e}"));
+                continue;
+            }
+        };
+        let bound = required_tables(Kind::Target, info.name).is_some();
+        let unavailable = UNAVAILABLE.iter().find(|u| u.0 == c.module);
+        let name = info.name;
+        let Some(codes) = in_netns(move || load_in_nfkeeper_table(&c, &rule, &info)) else {
+            return;
+        };
+        let entry = seen.entry(name).or_insert((bound, 0));
+        entry.1 += 1;
+        match (bound, codes.as_slice()) {
+            (true, [code]) if *code == -EINVAL => {}
+            (false, []) => {}
+            // Not here at all (LED): nft_compat cannot find it.
+            (false, [code]) if *code == -ENOENT && unavailable.is_some() => {}
+            (_, codes) => failures.push(format!(
+                "{line}: {} in nfkeeper's table, kernel errors {codes:?}",
+                if bound {
+                    "must be refused (EINVAL)"
+                } else {
+                    "must load"
+                }
+            )),
+        }
+    }
+    println!("\n{:<14} {:>6} {:>6}", "target", "bound", "cases");
+    for (n, (bound, cases)) in &seen {
+        println!("{n:<14} {bound:>6} {cases:>6}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The match side: `rpfilter` (`struct xt_rpfilter_info { __u8 flags; }`,
+/// revision 0, padded to 8) is refused in nfkeeper's raw and mangle
+/// tables, while a match without a table restriction (`comment`,
+/// `struct xt_comment_info { char comment[256]; }`) loads.
+#[test]
+fn table_bound_matches_are_refused_in_nfkeepers_tables() {
+    let cases = [
+        ("rpfilter", 0, vec![0u8; 8], true),
+        ("comment", 0, vec![0u8; 256], false),
+    ];
+    for (name, rev, info, bound) in cases {
+        assert_eq!(
+            required_tables(Kind::Match, name).is_some(),
+            bound,
+            "{name}"
+        );
+        for table in [TableKind::Raw, TableKind::Mangle] {
+            let m = Expr::Match {
+                name: name.into(),
+                rev,
+                info: info.clone(),
+            };
+            let Some(codes) = in_netns(move || {
+                let fam = nft::Family::Ipv4;
+                let tname = layout::table_name(table);
+                let bc = layout::base_chain(table, "PREROUTING").expect("PREROUTING");
+                let mut sock = Socket::open().expect("netlink socket");
+                let mut b = sock.batch(None);
+                b.add(&nft::Table::new(fam, &tname), 1);
+                b.add(
+                    &nft::Chain::base(fam, &tname, bc.name, bc.chain_type, bc.hook, bc.priority, 1),
+                    1,
+                );
+                let mut r = nft::Rule::new(fam, &tname, bc.name, vec![m]);
+                r.compat = Some(nft::RuleCompat::new(0, false));
+                b.add_rule(&r, nft::batch::Placement::Append, false, 2);
+                let rep = sock.commit(&mut b).expect("commit");
+                rep.outcome
+                    .errors
+                    .iter()
+                    .map(|e| e.code)
+                    .collect::<Vec<_>>()
+            }) else {
+                return;
+            };
+            let want: &[i32] = if bound { &[-EINVAL] } else { &[] };
+            assert_eq!(codes, want, "{name} in {table:?}");
+        }
+    }
 }

@@ -229,7 +229,14 @@ fn txlate_vectors_in_the_kernel() {
                 b.add(&s, 1);
                 b.add(&es, 1);
             }
-            let r = nft::Rule::new(fam, &tname, &v.chain, exprs);
+            for o in &lowered.objects {
+                b.add(&o.to_nft(fam, &tname), 1);
+            }
+            let mut r = nft::Rule::new(fam, &tname, &v.chain, exprs);
+            // The xtables checks of an nft_compat extension see the rule's
+            // protocol only through NFTA_RULE_COMPAT (TCPMSS: "only valid
+            // for protocol 6" without it).
+            r.compat = lowered.compat;
             b.add_rule(&r, Placement::Append, false, 2);
             let rep = sock.commit(&mut b).expect("commit");
             if !rep.outcome.is_ok() {

@@ -407,6 +407,17 @@ fn body(s: &mut String, e: &Expr) {
             x.ty,
             x.offset
         ),
+        Expr::ExthdrStrip(x) => write!(s, "reset{} {} ", exthdr_op(x.op), x.ty),
+        Expr::Dup(x) => {
+            let _ = write!(s, "sreg_addr {} ", x.sreg_addr);
+            match x.sreg_dev {
+                Some(d) => write!(s, "sreg_dev {d} "),
+                None => Ok(()),
+            }
+        }
+        Expr::Match { name, rev, .. } | Expr::Target { name, rev, .. } => {
+            write!(s, "name {name} rev {rev} ")
+        }
         Expr::Fib(x) => {
             let mut keys = Vec::new();
             for (bit, name) in [
@@ -517,6 +528,35 @@ mod tests {
                 "[ bitwise reg 1 = ( reg 1 & 0x0000ffff ) ^ 0x00000000 ]",
             ),
             (Expr::Notrack, "[ notrack ]"),
+            (
+                Expr::Dup(nft::expr::Dup {
+                    sreg_addr: 1,
+                    sreg_dev: Some(2),
+                }),
+                "[ dup sreg_addr 1 sreg_dev 2 ]",
+            ),
+            (
+                Expr::Dup(nft::expr::Dup {
+                    sreg_addr: 1,
+                    sreg_dev: None,
+                }),
+                "[ dup sreg_addr 1 ]",
+            ),
+            (
+                Expr::ExthdrStrip(nft::expr::ExthdrStrip {
+                    op: nft::expr::exthdr::OP_TCPOPT,
+                    ty: 4,
+                }),
+                "[ exthdr reset tcpopt 4 ]",
+            ),
+            (
+                Expr::Target {
+                    name: "TCPMSS".into(),
+                    rev: 0,
+                    info: vec![0; 8],
+                },
+                "[ target name TCPMSS rev 0 ]",
+            ),
             (
                 Expr::Other {
                     name: "match".into(),

@@ -46,6 +46,42 @@ pub fn strtoul(s: &str, base: u32) -> Option<(u64, &str)> {
     Some((v, &digits[end..]))
 }
 
+/// C's `strtoul(s, &end, base)` with its sign handling: white space, one
+/// optional `+` or `-` (a minus negates modulo 2^64), then digits. Returns
+/// the value, whether it overflowed (ERANGE; the value is then u64::MAX
+/// whatever the sign) and the rest; `None` when no digit was read (C's
+/// `end == s`).
+pub fn c_strtoul(s: &str, base: u32) -> Option<(u64, bool, &str)> {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if !body.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    match strtoul(body, base) {
+        Some((v, rest)) => Some((if neg { v.wrapping_neg() } else { v }, false, rest)),
+        None => {
+            let radix = match base {
+                0 if body.starts_with("0x") || body.starts_with("0X") => 16,
+                0 => 10,
+                b => b,
+            };
+            let digits = body
+                .strip_prefix("0x")
+                .or_else(|| body.strip_prefix("0X"))
+                .filter(|_| radix == 16)
+                .unwrap_or(body);
+            let end = digits
+                .find(|c: char| !c.is_digit(radix))
+                .unwrap_or(digits.len());
+            Some((u64::MAX, true, &digits[end..]))
+        }
+    }
+}
+
 /// xtables_strtoul_base with a required full match: no leading '-', value in
 /// `min..=max`. Base 0 unless given.
 pub fn parse_uint_base(s: &str, min: u64, max: u64, base: u32) -> Option<u64> {
@@ -761,5 +797,31 @@ mod tests {
         assert_eq!(mask_prefix(&[255, 0, 255, 0]), None);
         assert_eq!(mask_prefix(&[0, 0, 0, 0]), Some(0));
         assert_eq!(mask_prefix(&[255, 254, 0, 0]), Some(15));
+    }
+}
+
+#[cfg(test)]
+mod strtoul_tests {
+    use super::c_strtoul;
+
+    #[test]
+    fn c_forms() {
+        type Want = Option<(u64, bool, &'static str)>;
+        let cases: &[(&str, Want)] = &[
+            ("12", Some((12, false, ""))),
+            (" +0x1fz", Some((31, false, "z"))),
+            ("-1", Some((u64::MAX, false, ""))),
+            ("-0x10", Some((u64::MAX - 15, false, ""))),
+            ("010", Some((8, false, ""))),
+            ("99999999999999999999x", Some((u64::MAX, true, "x"))),
+            ("-99999999999999999999", Some((u64::MAX, true, ""))),
+            ("", None),
+            ("x", None),
+            ("+-1", None),
+            ("- 1", None),
+        ];
+        for (s, want) in cases {
+            assert_eq!(c_strtoul(s, 0), *want, "{s:?}");
+        }
     }
 }

@@ -18,6 +18,7 @@ pub mod read;
 pub mod save;
 pub mod scope;
 pub mod settings;
+pub mod snapshot;
 pub mod state;
 pub mod txn;
 pub mod verify;

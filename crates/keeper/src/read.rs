@@ -8,7 +8,7 @@
 //! reply, so a chain of n rules dumps in O(n²/~100)).
 
 use compile::layout;
-use compile::userdata::{self, catalog};
+use compile::userdata::{self, catalog, catalog::Census};
 use iptables::parse::{parse, restore::tokenize, ParseOpts};
 use iptables::Rule;
 use nft::{Expr, Socket, Verdict};
@@ -51,6 +51,9 @@ pub struct RunSnap {
     /// Only the members equal to a probe rule were read (see
     /// [`read_scoped_probe`]): `members` is not all of them.
     pub partial: bool,
+    /// What the run held when nfkeeper last wrote it (from the catalog);
+    /// `None` for a run written without one.
+    pub census: Option<Census>,
 }
 
 /// How much of a table a command needs.
@@ -165,6 +168,8 @@ pub struct TailRun {
     pub key: compile::runs::KeyKind,
     pub map: bool,
     pub shape: Rule,
+    /// The run's census, read with it (see [`RunSnap::census`]).
+    pub census: Option<Census>,
 }
 
 /// Read the end of `chain`, whose kernel use count is `uses` (as a read
@@ -217,6 +222,7 @@ pub fn tail(
                     Some(TailRun {
                         index: None,
                         rule: crate::plan::Loc::Handle(kr.handle),
+                        census: read_census(sock, fam, &tname, &set)?,
                         set,
                         key,
                         map,
@@ -392,7 +398,7 @@ pub fn read_scoped_probe(
     if only.is_some_and(|o| o.is_empty()) {
         return Ok(snap);
     }
-    let mut texts = read_catalog(sock, fam, &tname)?;
+    let (mut texts, censuses) = read_catalog(sock, fam, &tname)?;
     let mut rules: Vec<KernelRule> = Vec::new();
     match only {
         Some(list) => {
@@ -442,6 +448,9 @@ pub fn read_scoped_probe(
                 shape: shape_text.as_deref(),
             };
             read_run(sock, &mut snap, kind, rk, only.is_some(), probe, &mut texts)?;
+            if let Some(r) = snap.runs.last_mut() {
+                r.census = compile::runs::run_id(&r.set).and_then(|i| censuses.get(&i).copied());
+            }
             continue;
         }
         let Some((id, mut rule, chunks)) =
@@ -599,6 +608,7 @@ fn read_run(
         members: ids,
         shape,
         partial: probed.is_some(),
+        census: None,
     });
     Ok(())
 }
@@ -718,28 +728,58 @@ fn add_chain(snap: &mut Snapshot, kind: TableKind, c: &nft::Chain) {
 /// rule id (chunk number, text). Empty without a catalog.
 pub(crate) type Texts = HashMap<RuleId, Vec<(u32, String)>>;
 
+/// The runs' censuses in the catalog, by run id
+/// ([`compile::runs::run_id`]).
+pub(crate) type Censuses = HashMap<u64, Census>;
+
+/// The catalog: overflow texts and run censuses (one element dump).
 pub(crate) fn read_catalog(
     sock: &mut Socket,
     fam: nft::Family,
     tname: &str,
-) -> Result<Texts, nft::Error> {
+) -> Result<(Texts, Censuses), nft::Error> {
     let mut texts: Texts = HashMap::new();
+    let mut censuses = Censuses::new();
     if sock
         .get(&nft::Set::new(fam, tname, catalog::SET))?
         .is_some()
     {
         for e in sock.set_elems(fam, tname, catalog::SET)? {
-            if let Some((id, n, t)) = e
-                .key
-                .as_deref()
-                .zip(e.userdata.as_deref())
-                .and_then(|(k, u)| catalog::parse(k, u))
-            {
+            let (Some(k), Some(u)) = (e.key.as_deref(), e.userdata.as_deref()) else {
+                continue;
+            };
+            if let Some((id, n, t)) = catalog::parse(k, u) {
                 texts.entry(id).or_default().push((n, t));
+            } else if let Some((run, c)) = catalog::parse_census(k, u) {
+                censuses.insert(run, c);
             }
         }
     }
-    Ok(texts)
+    Ok((texts, censuses))
+}
+
+/// The census of run set `set`: one GETSETELEM in the catalog. `None`
+/// when the run has none (or the table no catalog).
+pub(crate) fn read_census(
+    sock: &mut Socket,
+    fam: nft::Family,
+    tname: &str,
+    set: &str,
+) -> Result<Option<Census>, nft::Error> {
+    let Some(run) = compile::runs::run_id(set) else {
+        return Ok(None);
+    };
+    let probe = nft::SetElems::new(
+        fam,
+        tname,
+        catalog::SET,
+        vec![nft::SetElem::key(&catalog::census_key(run))],
+    );
+    Ok(sock.get(&probe)?.and_then(|l| {
+        l.elems.iter().find_map(|e| {
+            catalog::parse_census(e.key.as_deref()?, e.userdata.as_deref()?).map(|(_, c)| c)
+        })
+    }))
 }
 
 /// A kernel rule's id and canonical text (the part after `-A CHAIN`) from

@@ -114,7 +114,7 @@ pub fn save_table_to(
         }
     }
     user.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    let mut texts = read_catalog(sock, fam, &tname)?;
+    let (mut texts, _) = read_catalog(sock, fam, &tname)?;
     let mut head = String::new();
     let counters = match form {
         Form::Save {

@@ -15,13 +15,20 @@ pub struct Settings {
     /// retries such conflicts without a limit; a bound keeps a stuck
     /// ruleset from hanging scripts).
     pub retry_for: Duration,
+    /// Keep snapshots of fully read tables for reads without a daemon
+    /// (see [`crate::snapshot`]), in [`SNAPSHOT_DIR`].
+    pub snapshots: bool,
 }
+
+/// Where snapshots are kept.
+pub const SNAPSHOT_DIR: &str = "/run/nfkeeper/snap";
 
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             compile: Some(RunOpts::default()),
             retry_for: Duration::from_secs(10),
+            snapshots: true,
         }
     }
 }

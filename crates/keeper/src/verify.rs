@@ -39,6 +39,8 @@ pub struct Report {
     pub elems: usize,
     /// Each difference, one line of text naming the object.
     pub diffs: Vec<String>,
+    /// What could not be checked (not a difference), one line each.
+    pub notes: Vec<String>,
 }
 
 /// One kernel rule as dumped.
@@ -298,6 +300,7 @@ impl Cx<'_> {
         // An interval run: end markers, and the ones its members need.
         let mut ends = BTreeSet::new();
         let mut want_ends = BTreeSet::new();
+        let mut census = catalog::Census::default();
         for e in &elems {
             if e.flags.unwrap_or(0) & nft::setelem::F_INTERVAL_END != 0 {
                 ends.insert(e.key.clone().unwrap_or_default());
@@ -309,11 +312,15 @@ impl Cx<'_> {
                 .as_deref()
                 .and_then(|u| userdata::decode(u).ok())
                 .and_then(|d| d.id);
+            if let Some(id) = id {
+                census.add(id);
+            }
             let Some(r) = id.as_ref().and_then(body) else {
                 // Reported by the read as foreign.
                 continue;
             };
             let key = e.key.clone().unwrap_or_default();
+
             let verdict = match &e.data {
                 Some(Data::Verdict(v)) => Some(v.clone()),
                 _ => None,
@@ -332,6 +339,27 @@ impl Cx<'_> {
                     }
                 ));
             }
+        }
+        // The census nfkeeper wrote says how many members the run has and
+        // which (xor of their ids): a member removed behind our back is
+        // missing from the model read back, so only this shows it.
+        match run.census {
+            Some(c) if c != census => rep.diffs.push(format!(
+                "{what}: {} member elements where nfkeeper wrote {} ({})",
+                census.count,
+                c.count,
+                if census.count < c.count {
+                    "an element was removed behind its back"
+                } else if census.count > c.count {
+                    "an element was added behind its back"
+                } else {
+                    "elements were replaced behind its back"
+                }
+            )),
+            Some(_) => {}
+            None => rep.notes.push(format!(
+                "{what}: no census in the catalog (written by an older nfkeeper, or removed): its member count is not checked"
+            )),
         }
         if ends != want_ends {
             rep.diffs.push(format!(

@@ -58,9 +58,11 @@ Usage:
   nfkeeper load [-6] [-c] FILE     load an iptables-save file into the model, print it back with timings
   nfkeeper bench model [--quick] [--sizes N,N] [--reps N]
                                    model benchmarks (restore, single operations, save) as Markdown
-  nfkeeper bench daemon [--quick] [--case concurrent,single,process,memory] [--out DIR]
+  nfkeeper bench daemon [--quick] [--case C,...] [--procs N] [--cmds M] [--out DIR]
                                    nfkeeper serve: concurrent API appends, single-operation latency,
-                                   one process per rule, memory; against iptables-nft
+                                   one process per rule, memory, against iptables-nft; parallel
+                                   scripts (N processes x M -A then -D, every tool); hostile peers
+                                   (cases: concurrent,single,process,parallel,memory,hostile)
   nfkeeper bench [cf|ruleset|packet|all] [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
                 [--reps N] [--sizes N,...] [--rcu-default] [--compare DIR1,DIR2]
                                    the studies' suites (all of them by default) against

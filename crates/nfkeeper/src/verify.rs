@@ -75,6 +75,9 @@ pub fn verify(args: &[String], settings: &crate::settings::Settings) -> i32 {
             for d in &rep.diffs {
                 println!("{name}: {d}");
             }
+            for n in &rep.notes {
+                println!("{name}: note: {n}");
+            }
             diffs += rep.diffs.len();
             if !quiet {
                 println!(

@@ -88,6 +88,20 @@ const CASES: &[Case] = &[
         want: "10.89.2.2:9091 10.89.1.2",
     },
     Case {
+        what: "NETMAP in PREROUTING: the destination's network mapped, its host kept",
+        on: On::Router,
+        rules: "iptables -t nat -A PREROUTING -d 10.89.3.0/24 -j NETMAP --to 10.89.2.0/24",
+        to: ("10.89.3.2", 9090),
+        want: "10.89.2.2:9090 10.89.1.2",
+    },
+    Case {
+        what: "NETMAP in POSTROUTING: the source's network mapped, its host kept",
+        on: On::Router,
+        rules: "iptables -t nat -A POSTROUTING -o rs0 -s 10.89.1.0/24 -j NETMAP --to 10.89.4.0/24",
+        to: ("10.89.2.2", 9090),
+        want: "10.89.2.2:9090 10.89.4.2",
+    },
+    Case {
         what: "IPv6, no NAT: the server sees the client",
         on: On::Router,
         rules: "",
@@ -114,6 +128,13 @@ const CASES: &[Case] = &[
         rules: "ip6tables -t nat -A PREROUTING -d fd89:1::1 -p tcp --dport 8000 -j DNAT --to-destination [fd89:2::2]:9091",
         to: ("fd89:1::1", 8000),
         want: "fd89:2::2:9091 fd89:1::2",
+    },
+    Case {
+        what: "IPv6 NETMAP in PREROUTING: the destination's prefix mapped",
+        on: On::Router,
+        rules: "ip6tables -t nat -A PREROUTING -d fd89:3::/64 -j NETMAP --to fd89:2::/64",
+        to: ("fd89:3::2", 9090),
+        want: "fd89:2::2:9090 fd89:1::2",
     },
 ];
 

@@ -25,6 +25,7 @@ mod cmp;
 mod compat;
 mod counter;
 pub mod ct;
+mod dup;
 pub mod exthdr;
 pub mod fib;
 mod immediate;
@@ -47,7 +48,8 @@ use crate::Error;
 pub use bitwise::Shift;
 pub use byteorder::Byteorder;
 pub use cmp::CmpOp;
-pub use exthdr::{Exthdr, ExthdrSet};
+pub use dup::Dup;
+pub use exthdr::{Exthdr, ExthdrSet, ExthdrStrip};
 pub use fib::Fib;
 pub use lookup::LOOKUP_F_INV;
 pub use objref::Objref;
@@ -216,6 +218,10 @@ pub enum Expr {
     Exthdr(Exthdr),
     /// `exthdr` write of a TCP option field.
     ExthdrSet(ExthdrSet),
+    /// `exthdr` reset (strip) of a TCP option.
+    ExthdrStrip(ExthdrStrip),
+    /// `dup`: a copy of the packet to a gateway.
+    Dup(Dup),
     /// `fib` route lookup.
     Fib(Fib),
     /// `rt` route property load.
@@ -268,7 +274,8 @@ impl Expr {
             Expr::Numgen { .. } => numgen::NAME,
             Expr::Quota { .. } => quota::NAME,
             Expr::Byteorder(_) => byteorder::NAME,
-            Expr::Exthdr(_) | Expr::ExthdrSet(_) => exthdr::NAME,
+            Expr::Exthdr(_) | Expr::ExthdrSet(_) | Expr::ExthdrStrip(_) => exthdr::NAME,
+            Expr::Dup(_) => dup::NAME,
             Expr::Fib(_) => fib::NAME,
             Expr::Rt(_) => rt::NAME,
             Expr::Objref(_) => objref::NAME,
@@ -327,6 +334,8 @@ impl Expr {
             Expr::Shift(x) => x.emit(w),
             Expr::Exthdr(x) => x.emit(w),
             Expr::ExthdrSet(x) => x.emit(w),
+            Expr::ExthdrStrip(x) => x.emit(w),
+            Expr::Dup(x) => x.emit(w),
             Expr::Fib(x) => x.emit(w),
             Expr::Rt(x) => x.emit(w),
             Expr::Objref(x) => x.emit(w),
@@ -357,6 +366,7 @@ impl Expr {
             exthdr::NAME => Some(exthdr::parse(&t)?),
             fib::NAME => Some(Expr::Fib(Fib::parse(&t)?)),
             rt::NAME => Some(Expr::Rt(Rt::parse(&t)?)),
+            dup::NAME => Some(Expr::Dup(Dup::parse(&t)?)),
             objref::NAME => Objref::parse(&t)?.map(Expr::Objref),
             meta::NAME => Some(meta::parse(&t)?),
             ct::NAME => Some(ct::parse(&t)?),

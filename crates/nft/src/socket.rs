@@ -106,6 +106,11 @@ impl Socket {
     /// in `nlmsg_pid` of every notification about a change this socket
     /// committed, which is how an event listener tells its own changes from
     /// others' (see [`crate::events`]).
+    /// The namespace's cookie (see [`Transport::netns_cookie`]).
+    pub fn netns_cookie(&self) -> Option<u64> {
+        self.transport.netns_cookie()
+    }
+
     pub fn portid(&self) -> u32 {
         self.transport.portid()
     }
@@ -281,6 +286,22 @@ impl Socket {
     /// Chains of `family`, of one table if `table` is given.
     pub fn chains(&mut self, family: Family, table: Option<&str>) -> Result<Vec<Chain>, Error> {
         self.dump_objects(&Chain::new(family, table.unwrap_or(""), ""))
+    }
+
+    /// Stateful objects (of every type) of `family`, of one table if
+    /// `table` is given.
+    pub fn objects(
+        &mut self,
+        family: Family,
+        table: Option<&str>,
+    ) -> Result<Vec<crate::expr::objref::Obj>, Error> {
+        use crate::expr::objref::{Obj, ObjData};
+        // Type 0 (NFT_OBJECT_UNSPEC) filters no type out.
+        let any = ObjData::Other {
+            ty: 0,
+            data: Vec::new(),
+        };
+        self.dump_objects(&Obj::new(family, table.unwrap_or(""), "", any))
     }
 
     /// Sets of `family`, of one table if `table` is given.

@@ -68,6 +68,13 @@ pub trait Transport: Send {
     fn raw_fd(&self) -> Option<RawFd> {
         None
     }
+    /// A number naming the network namespace this connection talks to,
+    /// unique for the boot (never reused, unlike the namespace's inode):
+    /// `SO_NETNS_COOKIE`. `None` when it has none (a fake kernel, an old
+    /// kernel).
+    fn netns_cookie(&self) -> Option<u64> {
+        None
+    }
 }
 
 const SOL_NETLINK: i32 = 270;
@@ -275,6 +282,23 @@ impl Transport for Netlink {
 
     fn raw_fd(&self) -> Option<RawFd> {
         Some(self.fd.as_raw_fd())
+    }
+
+    fn netns_cookie(&self) -> Option<u64> {
+        const SO_NETNS_COOKIE: libc::c_int = 71;
+        let mut cookie: u64 = 0;
+        let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes into `cookie`.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                SO_NETNS_COOKIE,
+                (&mut cookie as *mut u64).cast(),
+                &mut len,
+            )
+        };
+        (r == 0 && len as usize == std::mem::size_of::<u64>()).then_some(cookie)
     }
 }
 

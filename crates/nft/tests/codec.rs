@@ -5,8 +5,8 @@
 use nft::batch::Placement;
 use nft::expr::objref::{obj_type, Obj, ObjData};
 use nft::expr::{
-    base, byteorder, ct, exthdr, fib, meta, reg, rt, Byteorder, CmpOp, Exthdr, ExthdrSet, Fib,
-    Objref, Rt, Shift,
+    base, byteorder, ct, exthdr, fib, meta, reg, rt, Byteorder, CmpOp, Dup, Exthdr, ExthdrSet,
+    ExthdrStrip, Fib, Objref, Rt, Shift,
 };
 use nft::netlink::{Attrs, Msgs, Writer};
 use nft::{
@@ -343,6 +343,18 @@ fn all_exprs() -> Vec<Expr> {
             offset: 2,
             len: 2,
         }),
+        Expr::ExthdrStrip(ExthdrStrip {
+            op: exthdr::OP_TCPOPT,
+            ty: 8,
+        }),
+        Expr::Dup(Dup {
+            sreg_addr: reg::R1,
+            sreg_dev: None,
+        }),
+        Expr::Dup(Dup {
+            sreg_addr: reg::R1,
+            sreg_dev: Some(reg::R2),
+        }),
         Expr::Fib(Fib {
             dreg: reg::R1,
             result: fib::RESULT_OIF,
@@ -416,6 +428,9 @@ fn round_trips() {
             l3proto: 10,
             l4proto: 6,
             policy: vec![(3, 120), (4, 60)],
+        },
+        ObjData::Secmark {
+            ctx: "system_u:object_r:ssh_packet_t:s0".into(),
         },
         ObjData::Other {
             ty: obj_type::COUNTER,
@@ -706,6 +721,63 @@ fn golden_shift_and_exthdr_write() {
         |          8    4 00 00 00 02
         |          8    6 00 00 00 01
         |          8    7 00 00 00 01
+        ",
+    );
+}
+
+#[test]
+fn golden_dup_and_exthdr_reset() {
+    let r = Rule::new(
+        F,
+        "t",
+        "c",
+        vec![
+            Expr::Dup(Dup {
+                sreg_addr: reg::R1,
+                sreg_dev: Some(reg::R2),
+            }),
+            Expr::ExthdrStrip(ExthdrStrip {
+                op: exthdr::OP_TCPOPT,
+                ty: 4,
+            }),
+        ],
+    );
+    // dup: SREG_ADDR 1, SREG_DEV 2. exthdr reset: TYPE 4 (u8), OP 1 (tcp
+    // option); no register, offset, length or flags (the kernel refuses
+    // them on a reset).
+    golden(
+        &one(&r),
+        "msg len=108 type=0x0a06 flags=0x0401 seq=1 family=2 res_id=0000
+        |    6    1 74 00
+        |    6    2 63 00
+        |   72 nest 4
+        |     32 nest 1
+        |        8    1 64 75 70 00
+        |       20 nest 2
+        |          8    1 00 00 00 01
+        |          8    2 00 00 00 02
+        |     36 nest 1
+        |       11    1 65 78 74 68 64 72 00
+        |       20 nest 2
+        |          5    2 04
+        |          8    6 00 00 00 01
+        ",
+    );
+}
+
+#[test]
+fn golden_secmark_object() {
+    let o = Obj::new(F, "t", "s", ObjData::Secmark { ctx: "a_t".into() });
+    // NEWOBJ (0x0a12): TABLE, NAME, TYPE 8 (secmark), DATA nest with
+    // NFTA_SECMARK_CTX (1), the context as a NUL-terminated string.
+    golden(
+        &one(&o),
+        "msg len=56 type=0x0a12 flags=0x0401 seq=1 family=2 res_id=0000
+        |    6    1 74 00
+        |    6    2 73 00
+        |    8    3 00 00 00 08
+        |   12 nest 4
+        |      8    1 61 5f 74 00
         ",
     );
 }

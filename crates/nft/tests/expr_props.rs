@@ -8,7 +8,9 @@
 //! a failure reproduces exactly; [`variant`] is an exhaustive match, so a
 //! new `Expr` variant does not compile here until the generator makes it.
 
-use nft::expr::{self, Byteorder, CmpOp, Exthdr, ExthdrSet, Fib, Objref, Rt, Shift};
+use nft::expr::{
+    self, Byteorder, CmpOp, Dup, Exthdr, ExthdrSet, ExthdrStrip, Fib, Objref, Rt, Shift,
+};
 use nft::netlink::{Attrs, Msgs, Writer};
 use nft::{Batch, Data, Expr, Family, Object, Rule, RuleCompat, Verdict};
 
@@ -112,7 +114,7 @@ impl Rng {
 
 /// Number of `Expr` variants; [`arbitrary`] makes variant `i` for each
 /// `i < VARIANTS`.
-const VARIANTS: usize = 31;
+const VARIANTS: usize = 33;
 
 /// The index of `e`'s variant (exhaustive on purpose: see the module doc).
 fn variant(e: &Expr) -> usize {
@@ -148,6 +150,8 @@ fn variant(e: &Expr) -> usize {
         Expr::Match { .. } => 28,
         Expr::Target { .. } => 29,
         Expr::Other { .. } => 30,
+        Expr::ExthdrStrip(_) => 31,
+        Expr::Dup(_) => 32,
     }
 }
 
@@ -335,6 +339,14 @@ fn arbitrary(r: &mut Rng, which: usize) -> Expr {
             name: format!("x-{}", r.string(10)),
             data: r.attrs(),
         },
+        31 => Expr::ExthdrStrip(ExthdrStrip {
+            op: r.u32(),
+            ty: r.u8(),
+        }),
+        32 => Expr::Dup(Dup {
+            sreg_addr: r.u32(),
+            sreg_dev: r.opt(Rng::u32),
+        }),
         _ => panic!("no variant {which}"),
     }
 }

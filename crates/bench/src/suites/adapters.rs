@@ -81,6 +81,8 @@ pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
                 "nfkeeper-daemon" => Ok(Box::new(Iptables::nfkeeper_daemon())),
                 "nfkeeper-plain" => Ok(Box::new(Iptables::nfkeeper_plain())),
                 "nfkeeper-daemon-plain" => Ok(Box::new(Iptables::nfkeeper_daemon_plain())),
+                "nfkeeper-old" => Ok(Box::new(Iptables::nfkeeper_old())),
+                "nfkeeper-daemon-old" => Ok(Box::new(Iptables::nfkeeper_daemon_old())),
                 "iptables-legacy" => Ok(Box::new(Iptables::legacy())),
                 "iptables-nft" => Ok(Box::new(Iptables::nft())),
                 "nft" => Ok(Box::new(Nft)),
@@ -158,6 +160,15 @@ pub fn nfkeeper_bin() -> String {
         .unwrap_or_else(|| "nfkeeper".into())
 }
 
+/// Another nfkeeper build to compare against ($NFKEEPER_OLD_BIN; the
+/// `nfkeeper-old` adapters and the daemon suite's parallel and hostile
+/// cases), `None` when unset.
+pub fn nfkeeper_old_bin() -> Option<String> {
+    std::env::var_os("NFKEEPER_OLD_BIN")
+        .filter(|p| !p.is_empty())
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
 impl Iptables {
     pub fn legacy() -> Iptables {
         Iptables {
@@ -224,6 +235,36 @@ impl Iptables {
             restore: vec![b, "--daemon".into(), "iptables-restore".into()],
             wait: false,
             daemon: true,
+        }
+    }
+
+    /// [`Iptables::nfkeeper`] with the binary of $NFKEEPER_OLD_BIN (an
+    /// older build, for before/after ratios in one run); unavailable
+    /// when that is unset.
+    pub fn nfkeeper_old() -> Iptables {
+        Iptables::nfkeeper().rebuilt("nfkeeper-old")
+    }
+
+    /// [`Iptables::nfkeeper_daemon`] with the binary of $NFKEEPER_OLD_BIN.
+    pub fn nfkeeper_daemon_old() -> Iptables {
+        Iptables::nfkeeper_daemon().rebuilt("nfkeeper-daemon-old")
+    }
+
+    /// The same command lines under `name`, with $NFKEEPER_OLD_BIN (or
+    /// an empty program name, which [`Adapter::available`] reports) in
+    /// place of this build's nfkeeper.
+    fn rebuilt(self, name: &'static str) -> Iptables {
+        let old = nfkeeper_old_bin().unwrap_or_default();
+        let swap = |v: Vec<String>| -> Vec<String> {
+            let mut v = v;
+            v[0] = old.clone();
+            v
+        };
+        Iptables {
+            name,
+            bin: swap(self.bin),
+            restore: swap(self.restore),
+            ..self
         }
     }
 
@@ -303,6 +344,12 @@ impl Adapter for Iptables {
     }
 
     fn available(&self) -> Result<String, String> {
+        if self.bin[0].is_empty() {
+            return Err(format!(
+                "{}: set NFKEEPER_OLD_BIN to the nfkeeper binary to compare against",
+                self.name
+            ));
+        }
         let package = if self.name.starts_with("nfkeeper") {
             "nfkeeper (cargo build --release -p nfkeeper)"
         } else {
@@ -492,6 +539,15 @@ mod tests {
         );
         assert_eq!(a.commands(&each).unwrap().len(), 3);
         let r = &Iptables::legacy().commands(&Op::Reset).unwrap()[0];
+        let old = Iptables::nfkeeper_daemon_old();
+        assert_eq!(
+            (old.name(), old.daemon, &old.bin[1..]),
+            (
+                "nfkeeper-daemon-old",
+                true,
+                &["--daemon".to_string(), "iptables".to_string()][..]
+            )
+        );
         assert_eq!(r.argv, ["iptables-legacy-restore", "-w"]);
         assert!(r
             .stdin

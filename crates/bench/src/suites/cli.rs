@@ -49,7 +49,9 @@ options:                                  full run / --quick
                                                            1000000 / 20000
   --adapters a,b,...   tools to compare (nfkeeper, nfkeeper-daemon,
                        nfkeeper-plain, nfkeeper-daemon-plain, iptables-legacy,
-                       iptables-nft, nft)                  all but the -plain
+                       iptables-nft, nft; nfkeeper-old, nfkeeper-daemon-old:
+                       the build in $NFKEEPER_OLD_BIN)
+                                             all but the -plain and -old
   --case ID,...        only cases whose id starts with one of these
                        (2.1, cf.big, a.addr, f.runs16, ...)
   --pin CPU[,CPU]      run the commands (and their daemons) and the packet

@@ -14,11 +14,23 @@
 //!   the daemon, in direct mode, and `iptables-nft -w -A`, onto chains of
 //!   1 000, 3 000 and 100 000 [10 000] rules; median per call, and beyond
 //!   the kernel floor (one in-process commit of the same append).
+//! - **parallel** ([`parallel`]): `--procs` N processes at once, each
+//!   running `--cmds` M `iptables -w -A` commands and then M `-D` by spec,
+//!   for nfkeeper direct, through its daemon, iptables-nft and
+//!   iptables-legacy: failures, wall time, appends/s.
 //! - **memory**: the daemon's resident set after loading R = 1 000 000
 //!   [100 000] rules in 1 000 chains, and its load time.
+//! - **hostile** ([`hostile`]): the daemon's resident set and CPU under
+//!   peers that stall, flood, trickle, or exhaust its descriptors.
+//!
+//! With $NFKEEPER_OLD_BIN set (another nfkeeper build), parallel and
+//! hostile measure it too, in the same run.
 //!
 //! Every process is spawned into the namespace by a thread that entered
 //! it (`setns`; no wrapper process), the daemon included.
+
+mod hostile;
+mod parallel;
 
 use crate::netns::Netns;
 use crate::netns::{enter, spawn_in_netns};
@@ -36,6 +48,9 @@ struct Sizes {
     /// Chain lengths of the one-process-per-rule case.
     process_sizes: Vec<usize>,
     memory_rules: usize,
+    /// Processes at once and commands each, of the parallel case.
+    procs: usize,
+    cmds: usize,
 }
 
 fn ns_path(ns: &Netns) -> PathBuf {
@@ -80,13 +95,19 @@ struct Daemon {
 
 impl Daemon {
     fn start(ns: &Netns) -> Result<Daemon, String> {
+        Daemon::start_with(ns, &super::adapters::nfkeeper_bin(), &[])
+    }
+
+    /// `bin serve` with `extra` options, in `ns`, on a socket of its own;
+    /// returns once the socket answers (the model is loaded).
+    fn start_with(ns: &Netns, bin: &str, extra: &[&str]) -> Result<Daemon, String> {
         let sock = std::env::temp_dir().join(format!("{}.sock", ns.name()));
-        let bin = super::adapters::nfkeeper_bin();
         let s = sock.to_string_lossy().into_owned();
         let t0 = Instant::now();
         let f = std::fs::File::open(ns_path(ns)).map_err(|e| format!("{}: {e}", ns.name()))?;
-        let mut cmd = Command::new(&bin);
+        let mut cmd = Command::new(bin);
         cmd.args(["serve", "--quiet", "--socket", &s])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -111,13 +132,27 @@ impl Daemon {
     }
 
     fn rss_mb(&self) -> f64 {
-        let st = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        st.lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
+        rss_mb(self.child.id())
     }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether it still runs (a daemon that died is reported, not waited for).
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+/// Resident set of process `pid` in MiB (VmRSS of /proc/PID/status; 0
+/// when it is gone).
+fn rss_mb(pid: u32) -> f64 {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    st.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 impl Drop for Daemon {
@@ -388,6 +423,14 @@ pub struct DaemonArgs {
     pub quick: bool,
     /// `--case`: these cases only, in this order (empty: all of [`CASES`]).
     pub cases: Vec<String>,
+    /// `--procs`, `--cmds`: the parallel case's processes at once and
+    /// commands each (default 8 and 200; 4 and 50 with `--quick`).
+    pub procs: Option<usize>,
+    pub cmds: Option<usize>,
+    /// `--rcu-expedited`: RCU grace periods expedited for the run (as the
+    /// kernel suites do by default, see [`crate::rcu`]); off: the host's
+    /// setting, which every deleting process pays at exit.
+    pub rcu_expedited: bool,
     pub out: Option<String>,
 }
 
@@ -400,6 +443,18 @@ impl DaemonArgs {
             words("case", "C,...")
                 .value_parser(CASES)
                 .help("Only these cases [default: all]"),
+            value("procs", "N", crate::args::count).help(
+                "parallel: processes at once, each running its commands one after another \
+                 [default: 8; 4 with --quick]",
+            ),
+            value("cmds", "M", crate::args::count).help(
+                "parallel: `-A` commands of each process, then as many `-D` \
+                 [default: 200; 50 with --quick]",
+            ),
+            flag("rcu-expedited").help(
+                "Expedite the kernel's RCU grace periods for the run (restored at the end), \
+                 as the cf/ruleset/packet suites do by default [default: the host's setting]",
+            ),
             value(
                 "out",
                 "DIR",
@@ -414,6 +469,9 @@ impl DaemonArgs {
         DaemonArgs {
             quick: m.get_flag("quick"),
             cases: crate::args::get_words(m, "case"),
+            procs: m.get_one::<usize>("procs").copied(),
+            cmds: m.get_one::<usize>("cmds").copied(),
+            rcu_expedited: m.get_flag("rcu-expedited"),
             out: m.get_one::<String>("out").cloned(),
         }
     }
@@ -440,6 +498,8 @@ pub fn main(args: &DaemonArgs) -> i32 {
             calls: 100,
             process_sizes: vec![1000, 3000, 10_000],
             memory_rules: 100_000,
+            procs: args.procs.unwrap_or(4),
+            cmds: args.cmds.unwrap_or(50),
         }
     } else {
         Sizes {
@@ -449,6 +509,8 @@ pub fn main(args: &DaemonArgs) -> i32 {
             calls: 200,
             process_sizes: vec![1000, 3000, 100_000],
             memory_rules: 1_000_000,
+            procs: args.procs.unwrap_or(8),
+            cmds: args.cmds.unwrap_or(200),
         }
     };
     let cases: Vec<String> = if args.cases.is_empty() {
@@ -456,11 +518,33 @@ pub fn main(args: &DaemonArgs) -> i32 {
     } else {
         args.cases.clone()
     };
+    let _rcu = if args.rcu_expedited {
+        match crate::rcu::expedite() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("/sys/kernel/rcu_expedited: {e}");
+                return 1;
+            }
+        }
+    } else {
+        None
+    };
+    let rcu = std::fs::read_to_string("/sys/kernel/rcu_expedited")
+        .map_or("?".into(), |v| v.trim().to_string());
+    let load0 = crate::loadavg();
+    let start = crate::suites::machine::utc(crate::suites::machine::now_secs(), false);
     match run(&sz, &cases) {
         Ok(md) => {
+            let mut argv: Vec<String> = std::env::args().collect();
+            if let Some(a) = argv.first_mut() {
+                *a = a.rsplit('/').next().unwrap_or("").to_string();
+            }
             let md = format!(
-                "{md}\nCommand: `nfkeeper bench daemon{}`; load average at the end {}.\n",
-                if quick { " --quick" } else { "" },
+                "{md}\nCommand: `{}` (started {start}); nfkeeper: {}{}; /sys/kernel/rcu_expedited {rcu}; load average {load0} at the start, {} at the end.\n",
+                crate::suites::machine::shell_line(&argv),
+                super::adapters::nfkeeper_bin(),
+                super::adapters::nfkeeper_old_bin()
+                    .map_or(String::new(), |b| format!(", NFKEEPER_OLD_BIN: {b}")),
                 crate::loadavg()
             );
             print!("{md}");
@@ -485,7 +569,14 @@ fn ns() -> Result<Netns, String> {
 }
 
 /// The cases, in report order; `--case` picks some.
-pub const CASES: [&str; 4] = ["concurrent", "single", "process", "memory"];
+pub const CASES: [&str; 6] = [
+    "concurrent",
+    "single",
+    "process",
+    "parallel",
+    "memory",
+    "hostile",
+];
 
 fn run(sz: &Sizes, cases: &[String]) -> Result<String, String> {
     let mut md = String::new();
@@ -494,7 +585,9 @@ fn run(sz: &Sizes, cases: &[String]) -> Result<String, String> {
             "concurrent" => concurrent(sz, &mut md)?,
             "single" => single(sz, &mut md)?,
             "process" => process(sz, &mut md)?,
+            "parallel" => parallel::run(sz.procs, sz.cmds, &mut md)?,
             "memory" => memory(sz, &mut md)?,
+            "hostile" => hostile::run(&mut md)?,
             other => {
                 return Err(format!(
                     "unknown case `{other}' (cases: {})",

@@ -7,9 +7,12 @@
 //! revision we load, laid out exactly as the kernel reads it (host byte
 //! order unless the struct says otherwise, natural alignment, padded to
 //! `XT_ALIGN` = 8 bytes). One module per extension under [`matches`] and
-//! [`targets`], mirroring `iptables::ext`.
+//! [`targets`], mirroring `iptables::ext`. [`tables`]: the extensions the
+//! kernel refuses in nfkeeper's tables (it checks the table's name).
 
+pub mod info;
 pub mod matches;
+pub mod tables;
 pub mod targets;
 
 /// What an nft_compat `match` or `target` expression carries.

@@ -30,15 +30,26 @@ mod tos;
 mod tproxy;
 mod ttl;
 
+use super::tables::{required_tables, Kind};
 use super::CompatInfo;
 use iptables::ext::TargetExt;
 use ruleset::Family;
 
-/// The compat form of target `t` in `family`, if it has one. `None` for
-/// the targets that always lower to native expressions (LOG, NFLOG, MARK,
-/// NOTRACK, TRACE) and for SET, whose info holds the kernel's set indexes
-/// (see [`set::info`]).
+/// The compat form of target `t` in `family` that the kernel accepts in
+/// nfkeeper's tables, if it has one: [`layout`], except for the targets
+/// the kernel runs only in tables of other names (see
+/// [`super::tables`]), which have none.
 pub fn info(t: &TargetExt, family: Family) -> Option<CompatInfo> {
+    layout(t, family).filter(|c| required_tables(Kind::Target, c.name).is_none())
+}
+
+/// The nft_compat `target` expression's name, revision and info for `t`
+/// in `family` as the kernel reads them (what iptables-nft loads), whether
+/// or not the kernel accepts it in nfkeeper's tables (see [`info`]).
+/// `None` for the targets that always lower to native expressions (LOG,
+/// NFLOG, MARK, NOTRACK, TRACE) and for SET, whose info holds the kernel's
+/// set indexes (see [`set::info`]).
+pub fn layout(t: &TargetExt, family: Family) -> Option<CompatInfo> {
     let v6 = family == Family::Ipv6;
     Some(match t {
         TargetExt::Audit(x) => audit::info(x),
@@ -111,7 +122,51 @@ mod tests {
             };
             return set::info(s, index).unwrap();
         }
-        info(t, family).unwrap_or_else(|| panic!("{rule}: no compat form"))
+        layout(t, family).unwrap_or_else(|| panic!("{rule}: no compat form"))
+    }
+
+    /// The targets the kernel refuses in nfkeeper's tables have a layout
+    /// but no compat form; the others have both.
+    #[test]
+    fn info_leaves_out_table_bound_targets() {
+        use TableKind::{Filter, Mangle, Nat, Raw};
+        let cases: &[(Family, TableKind, &str, bool)] = &[
+            (Family::Ipv4, Mangle, "-j TOS --set-tos 1", false),
+            (
+                Family::Ipv4,
+                Mangle,
+                "-p udp -j CHECKSUM --checksum-fill",
+                false,
+            ),
+            (Family::Ipv4, Raw, "-j CT --zone 1", false),
+            (Family::Ipv4, Nat, "-j NETMAP --to 1.2.3.0/24", false),
+            (Family::Ipv6, Mangle, "-j HL --hl-set 1", false),
+            (Family::Ipv4, Filter, "-j TEE --gateway 1.2.3.4", true),
+            (
+                Family::Ipv4,
+                Mangle,
+                "-p tcp -j TCPMSS --set-mss 1400",
+                true,
+            ),
+            (Family::Ipv4, Filter, "-j AUDIT --type accept", true),
+        ];
+        for (fam, table, rule, offered) in cases {
+            let words = tokenize(rule).unwrap();
+            let mut argv = vec!["-A", "OUTPUT"];
+            argv.extend(words.iter().map(String::as_str));
+            let o = ParseOpts {
+                family: *fam,
+                restore: true,
+                table: Some(*table),
+                prog: "iptables",
+            };
+            let parsed = parse(&argv, o).unwrap_or_else(|e| panic!("{rule}: {e:?}"));
+            let Target::Ext(t) = &parsed.rules[0].target else {
+                panic!("{rule}");
+            };
+            assert!(layout(t, *fam).is_some(), "{rule}");
+            assert_eq!(info(t, *fam).is_some(), *offered, "{rule}");
+        }
     }
 
     fn hex(b: &[u8]) -> String {

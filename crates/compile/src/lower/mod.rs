@@ -14,8 +14,11 @@ mod header;
 pub mod matches;
 pub mod targets;
 #[cfg(test)]
+mod tests;
+#[cfg(test)]
 pub(crate) mod testutil;
 
+use crate::compat::tables;
 use iptables::ext::{Match, TargetExt};
 use iptables::{Rule, Target};
 use nft::expr::{base, reg, CmpOp};
@@ -53,9 +56,10 @@ impl std::error::Error for LowerError {}
 
 pub type Result<T> = std::result::Result<T, LowerError>;
 
-/// An anonymous, constant set a rule needs (e.g. `multiport` ports): the
-/// caller creates it in the same batch, before the rule, as
-/// `__nfk_set<id>` with batch-local id `id` (see [`AnonSet::to_nft`]).
+/// An anonymous, constant set (or map) a rule needs (e.g. `multiport`
+/// ports, the TTL a decrement makes of each TTL): the caller creates it in
+/// the same batch, before the rule, as `__nfk_set<id>` with batch-local id
+/// `id` (see [`AnonSet::to_nft`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AnonSet {
     /// Index of the set within this rule (0, 1, …); the caller maps it to a
@@ -68,15 +72,48 @@ pub struct AnonSet {
     pub interval: bool,
     /// (key, key_end) in network byte order; key_end only for intervals.
     pub elems: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// A map: the value of each element; `None` for a plain set.
+    pub map: Option<AnonMap>,
 }
 
-/// A lowered rule: its expressions, the anonymous sets they look up, and
-/// the protocol its xtables extensions are checked against (`Some` when
-/// any expression is nft_compat's `match`/`target`).
+/// The values of an anonymous map: `values[i]` is the data of
+/// `elems[i]` (so both have the same length), `data_len` bytes of
+/// nftables data type `data_type` each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnonMap {
+    pub data_type: u32,
+    pub data_len: u32,
+    pub values: Vec<Vec<u8>>,
+}
+
+/// A stateful object a rule refers to by name (`objref`), e.g. the secmark
+/// object of `-j SECMARK`.
+///
+/// Contract for the caller: the object lives in the rule's table under
+/// `name`. Names are derived from the content only (same name ⇔ same
+/// data; e.g. [`targets::secmark::object`]), so rules needing the same
+/// object share one. Before (or in the same batch as, ahead of) the rule that
+/// needs it, the caller creates the object unless the table already has
+/// one of that name; it deletes the object once no rule of the table
+/// refers to it any more (the kernel refuses, EBUSY, while one does, and
+/// counts the references in the object's use). Objects are never changed
+/// in place: new content is a new name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RuleObject {
+    pub name: String,
+    pub data: nft::expr::objref::ObjData,
+}
+
+/// A lowered rule: its expressions, the anonymous sets they look up, the
+/// named objects they refer to (see [`RuleObject`] for what the caller
+/// must do with them), and the protocol its xtables extensions are
+/// checked against (`Some` when any expression is nft_compat's
+/// `match`/`target`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lowered {
     pub exprs: Vec<Expr>,
     pub sets: Vec<AnonSet>,
+    pub objects: Vec<RuleObject>,
     pub compat: Option<nft::RuleCompat>,
 }
 
@@ -88,6 +125,7 @@ pub struct Cx<'a> {
     pub rule: &'a Rule,
     pub out: Vec<Expr>,
     pub sets: Vec<AnonSet>,
+    pub objects: Vec<RuleObject>,
 }
 
 impl Cx<'_> {
@@ -229,6 +267,34 @@ impl Cx<'_> {
         });
     }
 
+    /// Add an anonymous constant map and a `lookup` of register 1 in it
+    /// that loads the value into register 1 (the rule ends when the key
+    /// is not in the map). Named as in [`Cx::lookup_anon`].
+    pub fn map_anon(&mut self, mut set: AnonSet) {
+        let index = self.sets.len() as u32;
+        set.index = index;
+        self.sets.push(set);
+        self.push(Expr::Lookup {
+            set: format!("__nfk_set{index}"),
+            set_id: Some(index),
+            sreg: reg::R1,
+            dreg: Some(reg::R1),
+            flags: None,
+        });
+    }
+
+    /// Refer to the stateful object `obj` (`objref` by name), listing it
+    /// once among the rule's objects.
+    pub fn objref(&mut self, obj: RuleObject) {
+        self.push(Expr::Objref(nft::expr::Objref {
+            ty: obj.data.ty(),
+            name: obj.name.clone(),
+        }));
+        if !self.objects.contains(&obj) {
+            self.objects.push(obj);
+        }
+    }
+
     pub fn verdict(&mut self, v: Verdict) {
         self.push(Expr::Immediate {
             dreg: reg::VERDICT,
@@ -246,6 +312,7 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
         rule,
         out: Vec::with_capacity(8),
         sets: Vec::new(),
+        objects: Vec::new(),
     };
     header::lower(&mut cx);
     let mut compat = false;
@@ -254,7 +321,13 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
             &mut cx,
             |cx| lower_match(m, cx),
             || {
-                crate::compat::matches::info(m, family).map(|c| Expr::Match {
+                let Some(c) = crate::compat::matches::info(m, family) else {
+                    return Err(None);
+                };
+                if let Some(why) = tables::refusal(tables::Kind::Match, c.name, table) {
+                    return Err(Some(why));
+                }
+                Ok(Expr::Match {
                     name: c.name.to_string(),
                     rev: c.rev,
                     info: c.info,
@@ -277,12 +350,13 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
             compat |= native_or_compat(
                 &mut cx,
                 |cx| lower_target(t, cx),
-                || {
-                    crate::compat::targets::info(t, family).map(|c| Expr::Target {
+                || match crate::compat::targets::info(t, family) {
+                    Some(c) => Ok(Expr::Target {
                         name: c.name.to_string(),
                         rev: c.rev,
                         info: c.info,
-                    })
+                    }),
+                    None => Err(tables::refusal(tables::Kind::Target, t.name(), table)),
                 },
             )?
         }
@@ -298,29 +372,48 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
     Ok(Lowered {
         exprs: cx.out,
         sets: cx.sets,
+        objects: cx.objects,
         compat,
     })
 }
 
 /// Lower natively with `native`; when that has no form for it, put the
 /// xtables extension's nft_compat expression from `compat` in its place
-/// instead (whatever `native` left behind is dropped). Returns whether the
-/// compat form was used.
+/// instead (whatever `native` left behind is dropped). `compat` fails with
+/// `None` when the extension has no compat form, and with the reason when
+/// the kernel would refuse it (that reason then joins the native one).
+/// Returns whether the compat form was used.
 fn native_or_compat(
     cx: &mut Cx,
     native: impl FnOnce(&mut Cx) -> Result<()>,
-    compat: impl FnOnce() -> Option<Expr>,
+    compat: impl FnOnce() -> std::result::Result<Expr, Option<String>>,
 ) -> Result<bool> {
-    let (out, sets) = (cx.out.len(), cx.sets.len());
+    let (out, sets, objects) = (cx.out.len(), cx.sets.len(), cx.objects.len());
     match native(cx) {
         Ok(()) => Ok(false),
-        Err(e @ LowerError::NotNative { .. }) => {
+        Err(LowerError::NotNative { what, why }) => {
             cx.out.truncate(out);
             cx.sets.truncate(sets);
-            let x = compat().ok_or(e)?;
-            cx.push(x);
-            Ok(true)
+            cx.objects.truncate(objects);
+            match compat() {
+                Ok(x) => {
+                    cx.push(x);
+                    Ok(true)
+                }
+                Err(None) => Err(LowerError::NotNative { what, why }),
+                Err(Some(refused)) => Err(LowerError::NotNative {
+                    what,
+                    why: format!("{why}; and {refused}"),
+                }),
+            }
         }
+    }
+}
+
+impl RuleObject {
+    /// The object for a batch, in `table` of `family`.
+    pub fn to_nft(&self, family: nft::Family, table: &str) -> nft::expr::objref::Obj {
+        nft::expr::objref::Obj::new(family, table, &self.name, self.data.clone())
     }
 }
 
@@ -337,17 +430,26 @@ impl AnonSet {
         if self.interval {
             f |= flags::INTERVAL;
         }
-        s.flags = Some(f);
         s.key_type = Some(self.key_type);
         s.key_len = Some(self.key_len);
+        if let Some(m) = &self.map {
+            f |= flags::MAP;
+            s.data_type = Some(m.data_type);
+            s.data_len = Some(m.data_len);
+        }
+        s.flags = Some(f);
         s.id = Some(id);
         s.size = Some(self.elems.len() as u32);
         // Interval sets take each range as two elements: its start, and an
         // end marker (flag INTERVAL_END) one past its last value; a range
         // that runs to the top of the key space has no end marker.
         let mut elems = Vec::with_capacity(self.elems.len() * 2);
-        for (k, end) in &self.elems {
-            elems.push(nft::SetElem::key(k));
+        for (i, (k, end)) in self.elems.iter().enumerate() {
+            let mut e = nft::SetElem::key(k);
+            if let Some(m) = &self.map {
+                e.data = Some(Data::Value(m.values[i].clone()));
+            }
+            elems.push(e);
             if self.interval {
                 let hi = end.as_ref().unwrap_or(k);
                 if let Some(next) = be_increment(hi) {
@@ -429,6 +531,12 @@ fn lower_match(m: &Match, cx: &mut Cx) -> Result<()> {
         Match::Ah(x) => l::ah::lower(x, cx),
         Match::Esp(x) => l::esp::lower(x, cx),
         Match::Frag(x) => l::frag::lower(x, cx),
+        // The matches nfkeeper runs only through nft_compat (crate::compat),
+        // which the lowering does not use yet.
+        other => Err(LowerError::not_native(
+            format!("-m {}", other.name()),
+            "it runs through nft_compat, which is not wired into the lowering yet",
+        )),
     }
 }
 
@@ -449,6 +557,20 @@ fn lower_target(t: &TargetExt, cx: &mut Cx) -> Result<()> {
         TargetExt::Notrack(x) => l::notrack::lower(x, cx),
         TargetExt::Tcpmss(x) => l::tcpmss::lower(x, cx),
         TargetExt::Checksum(x) => l::checksum::lower(x, cx),
+        TargetExt::Tos(x) => l::tos::lower(x, cx),
+        TargetExt::Dscp(x) => l::dscp::lower(x, cx),
+        TargetExt::Ttl(x) => l::ttl::lower_ttl(x, cx),
+        TargetExt::Hl(x) => l::ttl::lower_hl(x, cx),
+        TargetExt::Ecn(x) => l::ecn::lower(x, cx),
+        TargetExt::Tee(x) => l::tee::lower(x, cx),
+        TargetExt::Netmap(x) => l::netmap::lower(x, cx),
+        TargetExt::Secmark(x) => l::secmark::lower(x, cx),
+        TargetExt::Connsecmark(x) => l::connsecmark::lower(x, cx),
+        TargetExt::Tcpoptstrip(x) => l::tcpoptstrip::lower(x, cx),
+        TargetExt::Tproxy(x) => l::tproxy::lower(x, cx),
+        TargetExt::Synproxy(x) => l::synproxy::lower(x, cx),
+        TargetExt::Snpt(x) => l::npt::lower_snpt(x, cx),
+        TargetExt::Dnpt(x) => l::npt::lower_dnpt(x, cx),
         // The targets nfkeeper runs only through nft_compat (crate::compat).
         other => Err(LowerError::not_native(
             other.name(),

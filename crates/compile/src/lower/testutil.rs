@@ -1,7 +1,7 @@
 //! Helpers shared by the lowering unit tests (matches and targets): run a
 //! lowering on a fresh [`Cx`] and build the expressions it should produce.
 
-use crate::lower::{AnonSet, Cx, Result};
+use crate::lower::{AnonSet, Cx, Result, RuleObject};
 use iptables::ext::targets::snat::NatRange;
 use iptables::rule::inv;
 use iptables::Rule;
@@ -23,9 +23,31 @@ fn run_rule(
         rule,
         out: Vec::new(),
         sets: Vec::new(),
+        objects: Vec::new(),
     };
     f(&mut cx)?;
     Ok((cx.out, cx.sets))
+}
+
+/// Run `f` on a fresh context of `family` (no `-p`); the expressions and
+/// the named objects it produced (it must produce no sets), or its error.
+pub fn run_objects(
+    family: Family,
+    f: impl FnOnce(&mut Cx) -> Result<()>,
+) -> Result<(Vec<Expr>, Vec<RuleObject>)> {
+    let rule = Rule::default();
+    let mut cx = Cx {
+        family,
+        table: TableKind::Filter,
+        chain: "INPUT",
+        rule: &rule,
+        out: Vec::new(),
+        sets: Vec::new(),
+        objects: Vec::new(),
+    };
+    f(&mut cx)?;
+    assert!(cx.sets.is_empty());
+    Ok((cx.out, cx.objects))
 }
 
 /// Run `f` on a fresh context of `family` (no `-p`); the expressions it

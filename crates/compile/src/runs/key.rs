@@ -300,6 +300,13 @@ impl KeyKind {
 
     /// The expressions that load the packet's key into register 1 (a
     /// tuple: its fields into the 4-byte registers from there on).
+    /// Whether the key loads a transport-header field (a port).
+    pub fn loads_transport(self) -> bool {
+        self.fields()
+            .iter()
+            .any(|f| matches!(f, Field::Dport | Field::DportRange))
+    }
+
     pub(crate) fn load(self, family: Family) -> Vec<Expr> {
         match self.fields() {
             [f] => vec![f.load(family, reg::R1)],

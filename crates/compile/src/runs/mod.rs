@@ -70,6 +70,12 @@ pub struct RunElem {
 /// Every run set's name starts with this; no other object of ours does.
 pub const SET_PREFIX: &str = "__nfk_run";
 
+/// The id of the run whose set is named `set` (the number after
+/// [`SET_PREFIX`]).
+pub fn run_id(set: &str) -> Option<u64> {
+    set.strip_prefix(SET_PREFIX)?.parse().ok()
+}
+
 /// The named set (or verdict map) of one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSet {
@@ -329,6 +335,26 @@ fn run_item(
     }))
 }
 
+/// Drop the tcp/udp match's fragment guard (a transport load with an
+/// always-true range, see `lower::matches::tcp::fragment_guard`) from a run
+/// rule whose key loads a transport field itself: that load already stops
+/// the rule on non-first fragments, so the guard cannot change the outcome
+/// and would cost every packet one more comparison.
+fn drop_fragment_guard(exprs: &mut Vec<Expr>) {
+    let guard = |w: &[Expr]| {
+        matches!(
+            w,
+            [
+                Expr::Payload { base: b, offset: 0, len: 2, .. },
+                Expr::Range { neq: false, from, to, .. },
+            ] if *b == nft::expr::base::TRANSPORT && from[..] == [0, 0] && to[..] == [0xff, 0xff]
+        )
+    };
+    if let Some(i) = exprs.windows(2).position(guard) {
+        exprs.drain(i..i + 2);
+    }
+}
+
 /// The kernel rule of a run of `key` with `shape` (as [`compile_chain`]
 /// builds it), for a run started outside a whole-chain compile.
 pub fn run_rule(
@@ -341,6 +367,9 @@ pub fn run_rule(
     chain: &str,
 ) -> Result<Lowered> {
     let mut lowered = lower_rule(shape, family, table, chain)?;
+    if key.loads_transport() {
+        drop_fragment_guard(&mut lowered.exprs);
+    }
     let at = lowered
         .exprs
         .iter()
@@ -574,6 +603,16 @@ mod tests {
                 2,
                 "S3:SrcDst",
             ),
+            // The input interface decides the chain: one verdict map.
+            (
+                &[
+                    "-A X -i eth0 -j A",
+                    "-A X -i eth1 -j B",
+                    "-A X -i eth2 -j A",
+                ],
+                2,
+                "M3",
+            ),
             // Comments differ: still one run (each element keeps its own).
             (
                 &[
@@ -605,5 +644,86 @@ mod tests {
         any.target = Target::None;
         let (k, v) = admits(KeyKind::Src, true, &any, &rs[2], Family::Ipv4).unwrap();
         assert_eq!((k, v), (vec![10, 0, 0, 9], Some(Verdict::Drop)));
+    }
+
+    /// An expression that cannot change whether the rule matches: a range
+    /// over every value, or a compare after masking everything away.
+    fn always_true(w: &[Expr]) -> bool {
+        match w {
+            [Expr::Range {
+                neq: false,
+                from,
+                to,
+                ..
+            }, ..] => from.iter().all(|b| *b == 0) && to.iter().all(|b| *b == 0xff),
+            [Expr::Bitwise { mask, .. }, Expr::Cmp { .. }, ..] => mask.iter().all(|b| *b == 0),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn run_rules_carry_no_expression_that_cannot_change_the_outcome() {
+        // One run per key kind, with tcp and udp shapes.
+        let shapes: &[fn(usize) -> String] = &[
+            |i| format!("-A X -s 10.0.0.{i}/32 -j ACCEPT"),
+            |i| format!("-A X -p tcp -m tcp --dport {} -j ACCEPT", 1000 + i),
+            |i| format!("-A X -p udp -m udp --dport {} -j DROP", 1000 + i),
+            |i| format!("-A X -d 10.0.0.{i}/32 -p tcp -m tcp --dport 80 -j ACCEPT"),
+            |i| {
+                format!(
+                    "-A X -s 10.0.0.{i}/32 -p udp -m udp --dport {} -j ACCEPT",
+                    53 + i
+                )
+            },
+            |i| {
+                format!(
+                    "-A X -p tcp -m tcp --dport {}:{} -j ACCEPT",
+                    1000 + 10 * i,
+                    1005 + 10 * i
+                )
+            },
+            |i| format!("-A X -s 10.{i}.0.0/16 -p tcp -m tcp -j ACCEPT"),
+        ];
+        for shape in shapes {
+            let lines: Vec<String> = (1..=20).map(shape).collect();
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let rs = rules(&refs);
+            let ids: Vec<(RuleId, &Rule)> = rs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (RuleId(i as u64 + 1), r))
+                .collect();
+            let items = compile_chain(
+                &ids,
+                Family::Ipv4,
+                TableKind::Filter,
+                "X",
+                RunOpts { min_len: 4 },
+            )
+            .expect("compiles");
+            let mut runs = 0;
+            for item in items {
+                if let Item::Run { lowered, .. } = item {
+                    runs += 1;
+                    let e = &lowered.exprs;
+                    let transport_loads = e
+                        .iter()
+                        .filter(|x| {
+                            matches!(x, Expr::Payload { base, .. } if *base == nft::expr::base::TRANSPORT)
+                        })
+                        .count();
+                    for i in 0..e.len() {
+                        // A full range after the rule's only transport load
+                        // is the fragment guard: it refuses non-first
+                        // fragments, so it can change the outcome.
+                        let guard = i > 0
+                            && transport_loads == 1
+                            && matches!(&e[i - 1], Expr::Payload { base, .. } if *base == nft::expr::base::TRANSPORT);
+                        assert!(guard || !always_true(&e[i..]), "{}: {e:?}", lines[0]);
+                    }
+                }
+            }
+            assert_eq!(runs, 1, "{}", lines[0]);
+        }
     }
 }

@@ -209,6 +209,11 @@ pub fn query(t: &Table<Rule>, p: &Parsed, out: &mut String) -> Option<Result<()>
     })
 }
 
+/// What `-C` says when no rule of the chain equals the one given.
+pub fn no_such_rule() -> Error {
+    map_err(Op::Rule, M::NoSuchRule)
+}
+
 /// -D/-C name a jump target that must exist (iptables-nft asserts it).
 fn check_jump_target(t: &Table<Rule>, r: &Rule) -> Result<()> {
     use ruleset::RuleBody;

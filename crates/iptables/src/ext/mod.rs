@@ -15,6 +15,7 @@ use ruleset::{Family, TableKind};
 use std::fmt::Debug;
 use std::hash::Hash;
 
+pub mod lmap;
 pub mod matches;
 mod registry;
 pub mod targets;

@@ -23,7 +23,7 @@ use super::emit::rule_text;
 use super::{Created, Loc, Planner, RunLoc};
 use compile::layout;
 use compile::runs::{compile_chain, Item, RunSet};
-use compile::userdata;
+use compile::userdata::{self, catalog, catalog::Census};
 use compile::{rebase_lookups, Lowered};
 use iptables::{Error, Rule};
 use nft::batch::Placement;
@@ -95,6 +95,8 @@ impl Planner<'_> {
                     key: run.key,
                     map: run.map,
                     shape,
+                    // Kept in the run's entry (`index`) while planning.
+                    census: None,
                 });
             }
             return tail;
@@ -158,6 +160,7 @@ impl Planner<'_> {
                 .flatten();
             if let Some((key, verdict)) = joins {
                 let set = tr.set.clone();
+                let index = tr.index;
                 let mut el = SetElem::key(&key);
                 el.data = verdict.map(Data::Verdict);
                 el.userdata = Some(self.rule_userdata(kind, id, &r));
@@ -170,12 +173,27 @@ impl Planner<'_> {
                     .batch
                     .create(&SetElems::new(fam, &tname, &set, vec![el]), self.p.tag);
                 self.p.joined.insert(self.p.tag);
-                if let Some(ri) = tr.index {
+                // The census lives in the run's entry when the planner
+                // knows the run (`index`), else in the tail read.
+                let old = match index.and_then(|ri| self.view.runs.get(ri as usize)) {
+                    Some(Some(run)) => run.census,
+                    _ => tail.run.as_ref().and_then(|t| t.census),
+                };
+                let new = old.map(|mut c| {
+                    c.add(id);
+                    c
+                });
+                self.write_census(kind, &set, old, new);
+                if let Some(t) = tail.run.as_mut() {
+                    t.census = new;
+                }
+                if let Some(ri) = index {
                     self.view.members.insert((kind, id), ri);
                     self.view.locs.remove(&(kind, id));
                     if let Some(run) = self.view.runs.get_mut(ri as usize).and_then(Option::as_mut)
                     {
                         run.len += 1;
+                        run.census = new;
                     }
                 }
                 return Ok(());
@@ -238,6 +256,7 @@ impl Planner<'_> {
                     key,
                     map,
                     shape,
+                    census: None,
                 });
                 return Ok(());
             }
@@ -294,6 +313,8 @@ impl Planner<'_> {
         if !elems.is_empty() {
             self.add_elems(fam, &tname, &set.name, sid, elems);
         }
+        let census = Census::of(set.elems.iter().map(|e| e.id));
+        self.write_census(kind, &set.name, None, Some(census));
         let mut exprs = lowered.exprs;
         for e in exprs.iter_mut() {
             if let Expr::Lookup { set: n, set_id, .. } = e {
@@ -347,6 +368,7 @@ impl Planner<'_> {
             rule: Loc::New(bid),
             len: set.elems.len(),
             shape: Some(set.shape),
+            census: Some(census),
         }));
         Ok(())
     }
@@ -391,15 +413,25 @@ impl Planner<'_> {
         if self.opts.echo {
             self.p.forgotten.push((self.family, kind, id));
         }
-        let empty = match self.view.runs.get_mut(ri as usize).and_then(Option::as_mut) {
+        let (empty, census) = match self.view.runs.get_mut(ri as usize).and_then(Option::as_mut) {
             Some(run) => {
                 run.len = run.len.saturating_sub(1);
-                run.len == 0
+                (run.len == 0, run.census)
             }
-            None => false,
+            None => (false, None),
         };
         if empty {
+            // The census goes with the run.
             self.drop_run(ri);
+        } else if let Some(set) = self.view.runs[ri as usize].as_ref().map(|r| r.set.clone()) {
+            let new = census.map(|mut c| {
+                c.remove(id);
+                c
+            });
+            self.write_census(kind, &set, census, new);
+            if let Some(run) = self.view.runs[ri as usize].as_mut() {
+                run.census = new;
+            }
         }
         true
     }
@@ -422,7 +454,38 @@ impl Planner<'_> {
         self.p
             .batch
             .delete(&nft::Set::new(fam, &tname, &run.set), self.p.tag);
+        self.write_census(run.kind, &run.set, run.census, None);
         self.p.side_effects.insert((self.family, run.kind));
+    }
+
+    /// Replace run `set`'s census in the catalog: `old` is what the kernel
+    /// has (`None`: no element), `new` what it should have (`None`: no
+    /// element). At most one element delete and one add.
+    fn write_census(
+        &mut self,
+        kind: TableKind,
+        set: &str,
+        old: Option<Census>,
+        new: Option<Census>,
+    ) {
+        let Some(run) = compile::runs::run_id(set) else {
+            return;
+        };
+        if old == new {
+            return;
+        }
+        let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
+        let key = catalog::census_key(run);
+        if old.is_some() {
+            let es = SetElems::new(fam, &tname, catalog::SET, vec![SetElem::key(&key)]);
+            self.p.batch.delete(&es, self.p.tag);
+        }
+        if let Some(c) = new {
+            let mut el = SetElem::key(&key);
+            el.userdata = Some(catalog::census_value(c));
+            let es = SetElems::new(fam, &tname, catalog::SET, vec![el]);
+            self.p.batch.add(&es, self.p.tag);
+        }
     }
 
     /// After `chains` of `kind` were flushed: their runs' sets go too.
@@ -438,14 +501,18 @@ impl Planner<'_> {
                 self.p
                     .batch
                     .delete(&nft::Set::new(fam, &tname, &run.set), self.p.tag);
-                self.p.dropped_sets.push((self.family, kind, run.set));
-                gone.push(i as u32);
+                gone.push((i as u32, run));
             }
         }
         if !gone.is_empty() {
+            let idx: Vec<u32> = gone.iter().map(|(i, _)| *i).collect();
             self.view
                 .members
-                .retain(|(k, _), ri| !(*k == kind && gone.contains(ri)));
+                .retain(|(k, _), ri| !(*k == kind && idx.contains(ri)));
+            for (_, run) in gone {
+                self.write_census(kind, &run.set, run.census, None);
+                self.p.dropped_sets.push((self.family, kind, run.set));
+            }
             self.p.side_effects.insert((self.family, kind));
         }
     }

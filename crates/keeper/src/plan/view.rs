@@ -7,6 +7,7 @@
 
 use crate::read::{RunSnap, Snapshot};
 use compile::runs::KeyKind;
+use compile::userdata::catalog::Census;
 use iptables::Rule;
 use ruleset::{RuleId, TableKind};
 use std::collections::{HashMap, HashSet};
@@ -34,6 +35,9 @@ pub struct RunLoc {
     /// What every member is without its key (without its target, for a
     /// map), when known: appends from a whole model join the run by it.
     pub shape: Option<Rule>,
+    /// The run's census as the kernel has it (in the catalog), kept in
+    /// step by every membership change; `None`: the run has none.
+    pub census: Option<Census>,
 }
 
 /// The kernel side of one family's model.
@@ -124,6 +128,7 @@ impl KernelView {
                     r.members.len()
                 },
                 shape: r.shape.clone(),
+                census: r.census,
             }));
         }
     }

@@ -29,7 +29,7 @@ pub const CLI6: &str = "fd89::2";
 /// The python3 interpreter itself (not a wrapper script such as a pyenv
 /// shim, which costs a fraction of a second per probe); `None` when python3
 /// is missing.
-fn python() -> Option<&'static str> {
+pub fn python() -> Option<&'static str> {
     static PYTHON: OnceLock<Option<String>> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
@@ -287,6 +287,13 @@ impl Drop for Ns {
 
 /// A process started in a namespace; killed and reaped on drop.
 pub struct Proc(Child);
+
+impl Proc {
+    /// Own `child` (started in a namespace by the caller).
+    pub fn wrap(child: Child) -> Proc {
+        Proc(child)
+    }
+}
 
 impl Drop for Proc {
     fn drop(&mut self) {

@@ -21,6 +21,8 @@ pub const STATE: u32 = 0;
 pub const DIRECTION: u32 = 1;
 pub const STATUS: u32 = 2;
 pub const MARK: u32 = 3;
+/// The connection's security mark, a host-order u32.
+pub const SECMARK: u32 = 4;
 pub const EXPIRATION: u32 = 5;
 pub const L3PROTOCOL: u32 = 7;
 pub const SRC: u32 = 8;

@@ -1,7 +1,7 @@
 //! `exthdr`: load (or test the presence of) a field of an IPv6 extension
-//! header, IPv4 option, TCP option or SCTP chunk, or write a TCP option
-//! field; `enum nft_exthdr_op` and `NFT_EXTHDR_F_*` values and the kind's
-//! codec.
+//! header, IPv4 option, TCP option or SCTP chunk, write a TCP option field,
+//! or reset (strip) a TCP option; `enum nft_exthdr_op` and
+//! `NFT_EXTHDR_F_*` values and the kind's codec.
 
 use super::Expr;
 use crate::netlink::{Tb, Writer};
@@ -94,10 +94,37 @@ impl ExthdrSet {
     }
 }
 
-/// A destination register makes it a load; without one it is a write.
+/// `exthdr` reset (`tcp option NAME reset`): overwrite the first option
+/// of type `ty` in the space `op` (the kernel supports TCP options only)
+/// with NOPs, fixing the checksum; nothing when the packet has none. It
+/// has neither register; the kernel dumps offset, length and flags as 0,
+/// which carry nothing here.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExthdrStrip {
+    pub op: u32,
+    pub ty: u8,
+}
+
+impl ExthdrStrip {
+    pub(super) fn emit(&self, w: &mut Writer) {
+        w.put_u8(NFTA_EXTHDR_TYPE, self.ty);
+        w.put_be32(NFTA_EXTHDR_OP, self.op);
+    }
+
+    fn parse(t: &Tb) -> Result<Self, Error> {
+        Ok(ExthdrStrip {
+            ty: t.need(NFTA_EXTHDR_TYPE)?.u8()?,
+            op: t.opt_be32(NFTA_EXTHDR_OP)?.unwrap_or(OP_IPV6),
+        })
+    }
+}
+
+/// A destination register makes it a load, a source register a write;
+/// with neither it is a reset (the kernel's selection of the same ops).
 pub(super) fn parse(t: &Tb) -> Result<Expr, Error> {
     Ok(match t.opt_be32(NFTA_EXTHDR_DREG)? {
         Some(dreg) => Expr::Exthdr(Exthdr::parse(t, dreg)?),
-        None => Expr::ExthdrSet(ExthdrSet::parse(t)?),
+        None if t.get(NFTA_EXTHDR_SREG).is_some() => Expr::ExthdrSet(ExthdrSet::parse(t)?),
+        None => Expr::ExthdrStrip(ExthdrStrip::parse(t)?),
     })
 }

@@ -21,6 +21,8 @@ pub const IIFNAME: u32 = 6;
 pub const OIFNAME: u32 = 7;
 pub const SKUID: u32 = 10;
 pub const SKGID: u32 = 11;
+/// The packet's security mark (`skb->secmark`), a host-order u32.
+pub const SECMARK: u32 = 14;
 pub const NFPROTO: u32 = 15;
 pub const L4PROTO: u32 = 16;
 pub const PKTTYPE: u32 = 19;

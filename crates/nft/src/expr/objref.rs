@@ -5,8 +5,8 @@
 //! earlier in the same batch than) the rules referring to them, and cannot
 //! be deleted while referenced.
 //!
-//! Typed object data: ct helper and ct timeout; other types keep their raw
-//! `NFTA_OBJ_DATA` bytes so that any object round-trips.
+//! Typed object data: ct helper, ct timeout and secmark; other types keep
+//! their raw `NFTA_OBJ_DATA` bytes so that any object round-trips.
 
 use crate::netlink::{Attrs, Tb, Writer};
 use crate::{Error, Family, Object};
@@ -25,6 +25,7 @@ pub mod obj_type {
     pub const CT_HELPER: u32 = 3;
     pub const LIMIT: u32 = 4;
     pub const CT_TIMEOUT: u32 = 7;
+    pub const SECMARK: u32 = 8;
 }
 
 /// `enum nft_object_attributes` (`NFTA_OBJ_PAD` 7 only aligns u64s).
@@ -49,6 +50,9 @@ pub(crate) const NFTA_CT_TIMEOUT_L4PROTO: u16 = 2;
 /// Nest of `CTA_TIMEOUT_<PROTO>_<STATE>` big-endian u32 seconds.
 pub(crate) const NFTA_CT_TIMEOUT_DATA: u16 = 3;
 
+/// `enum nft_secmark_attributes`: the security context, a string.
+pub(crate) const NFTA_SECMARK_CTX: u16 = 1;
+
 /// The data of a stateful object, by type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ObjData {
@@ -67,6 +71,12 @@ pub enum ObjData {
         l4proto: u8,
         policy: Vec<(u16, u32)>,
     },
+    /// `secmark`: the security context `ctx` (e.g.
+    /// `system_u:object_r:ssh_packet_t:s0`); the kernel maps it to a secid
+    /// when the object is created (and refuses it when no security module
+    /// knows the context) and sets that secid on the packets an `objref`
+    /// of the object sees.
+    Secmark { ctx: String },
     /// Any other type: `NFT_OBJECT_*` number and raw data bytes.
     Other { ty: u32, data: Vec<u8> },
 }
@@ -77,6 +87,7 @@ impl ObjData {
         match self {
             ObjData::CtHelper { .. } => obj_type::CT_HELPER,
             ObjData::CtTimeout { .. } => obj_type::CT_TIMEOUT,
+            ObjData::Secmark { .. } => obj_type::SECMARK,
             ObjData::Other { ty, .. } => *ty,
         }
     }
@@ -107,6 +118,7 @@ impl ObjData {
                 }
                 w.end_nest(n);
             }
+            ObjData::Secmark { ctx } => w.put_str(NFTA_SECMARK_CTX, ctx),
             ObjData::Other { data, .. } => w.buf.extend_from_slice(data),
         }
     }
@@ -133,6 +145,9 @@ impl ObjData {
                     policy,
                 }
             }
+            obj_type::SECMARK => ObjData::Secmark {
+                ctx: t.string(NFTA_SECMARK_CTX)?,
+            },
             _ => ObjData::Other {
                 ty,
                 data: data.to_vec(),

@@ -44,6 +44,7 @@ fn test(cx: &mut Cx, flags: u32, mask: u16, invert: bool) {
             .iter()
             .map(|t| (t.to_ne_bytes().to_vec(), None))
             .collect(),
+        map: None,
     };
     cx.lookup_anon(set, invert);
 }

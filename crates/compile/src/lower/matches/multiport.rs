@@ -67,6 +67,7 @@ pub fn lower(m: &Multiport, cx: &mut Cx) -> Result<()> {
                 key_len: 2,
                 interval,
                 elems,
+                map: None,
             };
             cx.lookup_anon(set, m.inv);
         }
@@ -116,6 +117,7 @@ mod tests {
                     )
                 })
                 .collect(),
+            map: None,
         }]
     }
 

@@ -2,6 +2,8 @@
 //! completes a partial (CHECKSUM_PARTIAL) checksum in software
 //! (skb_checksum_help); nftables has no expression that does that (the
 //! payload write only updates checksums incrementally for bytes it changes).
+//! And the kernel runs xt_CHECKSUM only in a table named mangle (see
+//! `compat::tables`), so nfkeeper refuses the rule.
 
 use crate::lower::{Cx, LowerError, Result};
 use iptables::ext::targets::checksum::Checksum;

@@ -13,10 +13,13 @@
 //!   the template the conntrack is later made from, while a `ct helper`
 //!   object (`objref`) only acts on an existing, unconfirmed conntrack,
 //!   which a packet does not have yet at raw's priority (-300, before
-//!   conntrack at -200), so it would do nothing there.
+//!   conntrack at -200), so it does nothing there. (Checked: an FTP
+//!   control connection whose SYN passes `ct helper set` at -300 gets no
+//!   helper and its PORT command no expectation; at -100 it does.)
 //! - `--timeout`: names a timeout policy of nfnetlink_cttimeout (made with
 //!   `nfct`); an nftables `ct timeout` object is a separate object of the
-//!   table with its own values and cannot refer to that policy.
+//!   table with its own values and cannot refer to that policy, and like
+//!   the helper it acts on an existing conntrack only.
 //! - `--ctevents`, `--expevents`: no native form: `ct event set` changes
 //!   the event mask of an existing conntrack only (in the raw table there is
 //!   none yet, while xt_CT puts the mask on the template), and there is no

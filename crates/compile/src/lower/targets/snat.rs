@@ -8,7 +8,10 @@
 //! network byte order, as the kernel stores them in `nf_nat_range2`. The range
 //! flags go to the expression as they are (MAP_IPS, PROTO_SPECIFIED, RANDOM,
 //! PERSISTENT, RANDOM_FULLY); a shifted port range (PROTO_OFFSET) has no
-//! native form: no nat/masq/redir attribute carries the base port.
+//! native form: no nat/masq/redir attribute carries the base port (kernel
+//! 6.18 ignores an NFTA_NAT_REG_PROTO_BASE, as proposed upstream but not
+//! merged: a rule given one dumps back without it, and the flag alone
+//! would shift from port 0).
 
 use crate::lower::{Cx, LowerError, Result};
 use iptables::ext::targets::snat::{NatRange, Snat, MAP_IPS, PROTO_OFFSET, PROTO_SPECIFIED};
@@ -35,8 +38,9 @@ pub(crate) fn check_offset(target: &str, r: &NatRange) -> Result<()> {
     if r.flags & PROTO_OFFSET != 0 {
         return Err(LowerError::not_native(
             format!("-j {target} with a shifted port range (port-port/base)"),
-            "the nat expressions have no attribute for the base port of \
-             NF_NAT_RANGE_PROTO_OFFSET",
+            "the kernel's nat expressions take no base port for \
+             NF_NAT_RANGE_PROTO_OFFSET (an NFTA_NAT_REG_PROTO_BASE is ignored), so \
+             the ports could not be shifted from it",
         ));
     }
     Ok(())

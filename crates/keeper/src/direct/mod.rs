@@ -6,17 +6,18 @@
 //! again and retries, as iptables-nft does, within the time `-w` (or the
 //! settings) allow.
 
+mod reads;
+
 use crate::error::Error;
 use crate::plan::PlanOpts;
 use crate::read::{self, Scope};
-use crate::save::{save_table_to, Form, SaveError};
 use crate::scope::{flushed_chains, restore_flushes, restore_scopes, scope};
 use crate::settings::Settings;
-use crate::state::{foreign_warning, State, SAVE_ORDER};
+use crate::state::{foreign_warning, State};
 use crate::txn::{self, Done, Restore, Source, Work, Write};
 use iptables::exec::{RestoreError, RestoreOpts, RestoreStats};
 use iptables::parse::{Command, Parsed};
-use iptables::tool::{completed_line, generated_line, Backend};
+use iptables::tool::Backend;
 use iptables::Rule;
 use nft::Socket;
 use ruleset::{Family, Ruleset, TableKind};
@@ -61,11 +62,6 @@ impl Session {
         }
     }
 
-    fn warn_foreign(&mut self, kind: TableKind, foreign: Vec<String>) {
-        self.warnings
-            .extend(foreign.iter().map(|f| foreign_warning(kind, f)));
-    }
-
     /// Run one parsed iptables command; returns its stdout. Reads only what
     /// the command needs.
     pub fn iptables(&mut self, p: Parsed) -> Result<String, Error> {
@@ -80,6 +76,9 @@ impl Session {
             if !p.flags.verbose {
                 return self.list_rules_streamed(p.table);
             }
+        }
+        if let Some(out) = self.read_from_snapshot(&p)? {
+            return Ok(out);
         }
         let deadline = deadline(p.flags.wait, self.settings.retry_for);
         let w = Write {
@@ -142,7 +141,13 @@ impl Session {
             &mut stats,
         );
         self.warnings.append(&mut src.warnings);
-        done.pop().unwrap_or(Done::Sync(Err(Error::Busy)))
+        let d = done.pop().unwrap_or(Done::Sync(Err(Error::Busy)));
+        if let (Done::Restore(Ok(_)), Work::Restore(job)) = (&d, &w.work) {
+            if !job.noflush && !job.test && stats.commits > 0 {
+                self.snapshot_restored(&st, job);
+            }
+        }
+        d
     }
 
     /// One ipset invocation (ipset's output and exit status).
@@ -159,25 +164,6 @@ impl Session {
         }
     }
 
-    fn list_rules_streamed(&mut self, kind: TableKind) -> Result<String, Error> {
-        let mut out = Vec::new();
-        let mut foreign = Vec::new();
-        let r = save_table_to(
-            &mut self.sock,
-            self.family,
-            kind,
-            Form::Spec,
-            &mut out,
-            &mut foreign,
-        );
-        self.warn_foreign(kind, foreign);
-        match r {
-            Ok(_) => Ok(String::from_utf8_lossy(&out).into_owned()),
-            Err(SaveError::Kernel(e)) => Err(Error::from_nft(e)),
-            Err(SaveError::Output(e)) => Err(Error::Netlink(format!("listing: {e}"))),
-        }
-    }
-
     /// The logical ruleset of every one of our tables (read whole).
     pub fn model(&mut self) -> Result<Ruleset<Rule>, Error> {
         let mut rs = Ruleset::new();
@@ -188,45 +174,6 @@ impl Session {
             rs.replace_table(snap.table);
         }
         Ok(rs)
-    }
-
-    /// iptables-save of our tables that exist (`only`: that table, even
-    /// if it does not exist), streamed to `out` table by table without
-    /// building the model (see [`crate::save`]); each table between the
-    /// comment lines naming `prog`, or none without it.
-    pub fn save_to(
-        &mut self,
-        counters: bool,
-        only: Option<TableKind>,
-        prog: Option<&str>,
-        out: &mut dyn std::io::Write,
-    ) -> Result<(), Error> {
-        for kind in SAVE_ORDER {
-            if only.is_some_and(|o| o != kind) {
-                continue;
-            }
-            let mut foreign = Vec::new();
-            let (header, footer) = match prog {
-                Some(p) => (generated_line(p), completed_line()),
-                None => (String::new(), String::new()),
-            };
-            let form = Form::Save {
-                counters,
-                header: &header,
-                footer: &footer,
-                even_missing: only.is_some(),
-            };
-            let r = save_table_to(&mut self.sock, self.family, kind, form, out, &mut foreign);
-            self.warn_foreign(kind, foreign);
-            match r {
-                Ok(_) => {}
-                Err(SaveError::Kernel(e)) => return Err(Error::from_nft(e)),
-                Err(SaveError::Output(e)) => {
-                    return Err(Error::Netlink(format!("writing the output: {e}")))
-                }
-            }
-        }
-        Ok(())
     }
 }
 

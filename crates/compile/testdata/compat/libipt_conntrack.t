@@ -1,0 +1,2 @@
+:INPUT
+-m conntrack --ctorigsrc 10.1.2.3/32 ! --ctrepldst 10.0.0.0/255.255.0.0 --ctreplsrc 10.9.0.0/16 ! --ctstate INVALID,NEW,RELATED,ESTABLISHED,UNTRACKED,SNAT,DNAT --ctproto 6 ! --ctorigdstport 10:20 --ctstatus EXPECTED,SEEN_REPLY,ASSURED,CONFIRMED ! --ctexpire 5:6 --ctdir REPLY;-m conntrack ! --ctstate INVALID,NEW,RELATED,ESTABLISHED,UNTRACKED,SNAT,DNAT --ctproto 6 --ctorigsrc 10.1.2.3 --ctreplsrc 10.9.0.0/16 ! --ctrepldst 10.0.0.0/16 ! --ctorigdstport 10:20 --ctstatus EXPECTED,SEEN_REPLY,ASSURED,CONFIRMED ! --ctexpire 5:6 --ctdir REPLY;OK

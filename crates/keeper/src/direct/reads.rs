@@ -1,0 +1,334 @@
+//! Direct mode's reads of whole tables: iptables-save and `iptables -S`
+//! stream from the kernel (no model), and leave a snapshot behind
+//! ([`crate::snapshot`]); while the ruleset's generation stays the same,
+//! saves and listings without counters are answered from it, and `-L`,
+//! `-S CHAIN [N]` and `-C` too, without a kernel dump.
+
+use super::Session;
+use crate::error::Error;
+use crate::save::{save_table_to, Form, SaveError};
+use crate::snapshot::{self, Slot, SnapWriter, Tee};
+use crate::state::{foreign_warning, SAVE_ORDER};
+use iptables::parse::{Command, Parsed};
+use iptables::tool::{completed_line, generated_line};
+use ruleset::{Counters, Ruleset, TableKind};
+use std::io::Write;
+use std::path::Path;
+
+fn save_err(e: SaveError, what: &str) -> Error {
+    match e {
+        SaveError::Kernel(e) => Error::from_nft(e),
+        SaveError::Output(e) => Error::Netlink(format!("{what}: {e}")),
+    }
+}
+
+impl Session {
+    /// Where table `kind`'s snapshot is, if snapshots are on and the
+    /// namespace can be named.
+    fn slot(&self, kind: TableKind) -> Option<Slot> {
+        if !self.settings.snapshots {
+            return None;
+        }
+        let cookie = self.sock.netns_cookie()?;
+        Some(Slot::new(
+            Path::new(crate::settings::SNAPSHOT_DIR),
+            cookie,
+            self.family,
+            kind,
+        ))
+    }
+
+    fn genid(&mut self) -> Result<u32, Error> {
+        Ok(self.sock.gen().map_err(Error::from_nft)?.id)
+    }
+
+    /// Table `kind`'s snapshot at the current generation: its foreign
+    /// objects (warned about) and save text.
+    fn fresh_snapshot(&mut self, kind: TableKind, genid: u32) -> Option<String> {
+        let (foreign, text) = self.slot(kind)?.load(genid)?;
+        self.warn_foreign(kind, foreign);
+        Some(text)
+    }
+
+    /// Stream table `kind` in `form` to `out` from the kernel, writing a
+    /// snapshot of it on the way (kept only if the table exists and the
+    /// generation did not move meanwhile). Returns whether it exists.
+    fn stream(
+        &mut self,
+        kind: TableKind,
+        form: Form<'_>,
+        genid: u32,
+        out: &mut dyn Write,
+    ) -> Result<bool, SaveError> {
+        let mut w: Option<SnapWriter> = self.slot(kind).and_then(|s| s.writer(genid));
+        if form == Form::Spec {
+            if let Some(w) = w.as_mut() {
+                w.raw(&format!("*{}\n", kind.name()));
+            }
+        }
+        let mut foreign = Vec::new();
+        let r = {
+            let mut tee = Tee {
+                out,
+                snap: w.as_mut(),
+            };
+            save_table_to(
+                &mut self.sock,
+                self.family,
+                kind,
+                form,
+                &mut tee,
+                &mut foreign,
+            )
+        };
+        if let Some(mut w) = w {
+            if form == Form::Spec {
+                w.raw("COMMIT\n");
+            }
+            let same = self.sock.gen().is_ok_and(|g| g.id == genid);
+            w.finish(matches!(r, Ok(true)) && same, &foreign);
+        }
+        self.warn_foreign(kind, foreign);
+        r
+    }
+
+    /// `iptables -S` of a whole table.
+    pub(super) fn list_rules_streamed(&mut self, kind: TableKind) -> Result<String, Error> {
+        let genid = self.genid()?;
+        if let Some(text) = self.fresh_snapshot(kind, genid) {
+            return Ok(snapshot::spec_text(&text, None, None).unwrap_or_default());
+        }
+        let mut out = Vec::new();
+        self.stream(kind, Form::Spec, genid, &mut out)
+            .map_err(|e| save_err(e, "listing"))?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// A listing or check without counters answered from a snapshot at the
+    /// current generation (building it first for listings of a whole
+    /// table): `None` when the command needs more (counters, zeroing) or
+    /// there is no snapshot to answer from.
+    pub(super) fn read_from_snapshot(&mut self, p: &Parsed) -> Result<Option<String>, Error> {
+        if p.flags.verbose || self.slot(p.table).is_none() {
+            return Ok(None);
+        }
+        let whole = match &p.command {
+            Command::ListRules {
+                chain: Some(_),
+                zero: false,
+                ..
+            }
+            | Command::Check(_) => false,
+            Command::List { zero: false, .. } => true,
+            _ => return Ok(None),
+        };
+        let genid = self.genid()?;
+        let text = match self.fresh_snapshot(p.table, genid) {
+            Some(t) => t,
+            // A whole-table listing reads the table anyway: read it as a
+            // stream that leaves a snapshot.
+            None if whole => {
+                let mut sink = std::io::sink();
+                let form = Form::Save {
+                    counters: false,
+                    header: "",
+                    footer: "",
+                    even_missing: false,
+                };
+                if !self
+                    .stream(p.table, form, genid, &mut sink)
+                    .map_err(|e| save_err(e, "listing"))?
+                {
+                    return Ok(None);
+                }
+                match self.fresh_snapshot(p.table, genid) {
+                    Some(t) => t,
+                    None => return Ok(None),
+                }
+            }
+            None => return Ok(None),
+        };
+        if let Command::ListRules {
+            chain: Some(c),
+            num,
+            ..
+        } = &p.command
+        {
+            // Missing chain or rule: the model path words the error.
+            return Ok(snapshot::spec_text(&text, Some(c), *num));
+        }
+        if let Command::Check(c) = &p.command {
+            return self.check_in(&text, c, &p.rules).transpose();
+        }
+        let mut rs = Ruleset::new();
+        let o = iptables::exec::RestoreOpts::new(self.family, "nfkeeper");
+        if iptables::exec::restore(&mut rs, &text, &o).is_err() {
+            return Ok(None);
+        }
+        let mut out = String::new();
+        match iptables::exec::query(rs.table(self.family, p.table), p, &mut out) {
+            Some(Ok(())) => Ok(Some(out)),
+            Some(Err(e)) => Err(Error::Command(e)),
+            None => Ok(None),
+        }
+    }
+
+    /// `-C` against a snapshot's text: each rule's canonical line must be
+    /// there (canonical text is equal exactly when rules are). `None` when
+    /// the chain or a jump target is missing (the model words those).
+    fn check_in(
+        &self,
+        text: &str,
+        chain: &str,
+        rules: &[iptables::Rule],
+    ) -> Option<Result<String, Error>> {
+        use ruleset::RuleBody;
+        let declared = |c: &str| {
+            text.lines()
+                .any(|l| l.strip_prefix(':').and_then(|d| d.split(' ').next()) == Some(c))
+        };
+        if !declared(chain)
+            || rules
+                .iter()
+                .any(|r| r.jump_target().is_some_and(|t| !declared(t)))
+        {
+            return None;
+        }
+        for r in rules {
+            let mut line = format!("-A {chain}");
+            iptables::print::save::save_rule_body(
+                &mut line,
+                self.family,
+                r,
+                Counters::default(),
+                iptables::print::save::CounterStyle::None,
+            );
+            if !text.lines().any(|l| l == line) {
+                return Some(Err(Error::Command(iptables::exec::no_such_rule())));
+            }
+        }
+        Some(Ok(String::new()))
+    }
+
+    /// iptables-save of our tables that exist (`only`: that table, even
+    /// if it does not exist), streamed to `out` table by table without
+    /// building the model (see [`crate::save`]), or from snapshots at the
+    /// current generation without counters; each table between the comment
+    /// lines naming `prog`, or none without it.
+    pub fn save_to(
+        &mut self,
+        counters: bool,
+        only: Option<TableKind>,
+        prog: Option<&str>,
+        out: &mut dyn Write,
+    ) -> Result<(), Error> {
+        let genid = self.genid()?;
+        for kind in SAVE_ORDER {
+            if only.is_some_and(|o| o != kind) {
+                continue;
+            }
+            let (header, footer) = match prog {
+                Some(p) => (generated_line(p), completed_line()),
+                None => (String::new(), String::new()),
+            };
+            if !counters {
+                if let Some(text) = self.fresh_snapshot(kind, genid) {
+                    let live = self.policy_counters(kind)?;
+                    let body = snapshot::save_text(&text, &live);
+                    out.write_all(header.as_bytes())
+                        .and_then(|()| out.write_all(body.as_bytes()))
+                        .and_then(|()| out.write_all(footer.as_bytes()))
+                        .map_err(|e| Error::Netlink(format!("writing the output: {e}")))?;
+                    continue;
+                }
+            }
+            let form = Form::Save {
+                counters,
+                header: &header,
+                footer: &footer,
+                even_missing: only.is_some(),
+            };
+            self.stream(kind, form, genid, out)
+                .map_err(|e| save_err(e, "writing the output"))?;
+        }
+        Ok(())
+    }
+
+    /// The policy counters of table `kind`'s base chains, read live (they
+    /// change without a new generation): one get per base chain.
+    fn policy_counters(&mut self, kind: TableKind) -> Result<Vec<(String, Counters)>, Error> {
+        let fam = compile::layout::nft_family(self.family);
+        let tname = compile::layout::table_name(kind);
+        let mut v = Vec::new();
+        for b in kind.builtin_chains() {
+            if let Some(c) = self
+                .sock
+                .get(&nft::Chain::new(fam, &tname, b))
+                .map_err(Error::from_nft)?
+            {
+                let (bytes, packets) = c.counters.unwrap_or_default();
+                v.push((b.to_string(), Counters { packets, bytes }));
+            }
+        }
+        Ok(v)
+    }
+
+    /// After a restore that replaced tables committed: the model holds
+    /// them whole, at the generation its commit made (`st.genid`), so
+    /// their snapshots are written from it.
+    pub(super) fn snapshot_restored(&mut self, st: &crate::State, job: &crate::txn::Restore) {
+        for kind in crate::scope::restore_tables(&job.input, job.table) {
+            let Some(mut w) = self.slot(kind).and_then(|s| s.writer(st.genid)) else {
+                continue;
+            };
+            let text = kernel_order_save(st.model.table(self.family, kind));
+            w.feed(text.as_bytes());
+            w.finish(true, &[]);
+        }
+    }
+
+    pub(super) fn warn_foreign(&mut self, kind: TableKind, foreign: Vec<String>) {
+        self.warnings
+            .extend(foreign.iter().map(|f| foreign_warning(kind, f)));
+    }
+}
+
+/// A model table's save text in the order a save from the kernel prints
+/// it (`crate::save`): built-in chains in iptables' order, then user
+/// chains by name (bytewise), rules chain by chain. No counters.
+fn kernel_order_save(t: &ruleset::Table<iptables::Rule>) -> String {
+    use iptables::print::save::{save_rule, CounterStyle};
+    let mut chains = t.chains();
+    let builtin = t.kind().builtin_chains();
+    chains.sort_by(|a, b| {
+        let rank = |c: &ruleset::ChainView<'_>| builtin.iter().position(|n| *n == c.name);
+        match (rank(a), rank(b)) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => a.name.as_bytes().cmp(b.name.as_bytes()),
+        }
+    });
+    let mut out = format!("*{}\n", t.kind().name());
+    for c in &chains {
+        let pol = c.policy.map_or("-", |p| p.name());
+        out.push_str(&format!(":{} {pol} [0:0]\n", c.name));
+    }
+    for c in &chains {
+        if let Ok(rules) = t.rules(c.name) {
+            for r in rules {
+                save_rule(
+                    &mut out,
+                    t.family(),
+                    c.name,
+                    r.body,
+                    Counters::default(),
+                    CounterStyle::None,
+                );
+                out.push('\n');
+            }
+        }
+    }
+    out.push_str("COMMIT\n");
+    out
+}

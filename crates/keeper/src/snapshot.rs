@@ -1,0 +1,355 @@
+//! Snapshots: what a full read of one of our tables found, kept in a file
+//! and trusted only while the kernel's ruleset generation is the one it was
+//! taken at, so reads without a daemon cost O(output) instead of a kernel
+//! dump (which restarts from the chain's or set's head for every reply:
+//! seconds at 100k rules).
+//!
+//! The kernel stays the source of truth: every change to any nftables
+//! object of the namespace — ours, `nft`'s, anyone's — bumps the
+//! generation, and a snapshot of another generation is never used. What
+//! changes without a new generation is never in a snapshot: counters (rule
+//! counters are not kept; base-chain policy counters are read live on each
+//! use) and dynamic set contents (tables with them are not snapshotted).
+//!
+//! A snapshot is the table's iptables-save text without counters and
+//! without comment lines, after a header naming the generation and the
+//! foreign objects the read found. Files live in a root-owned directory
+//! (`/run/nfkeeper/snap` by default), named by the namespace's cookie
+//! (unique for the boot, unlike its inode), the family and the table;
+//! at most [`KEEP`] are kept (oldest removed first).
+
+use ruleset::{Family, TableKind};
+use std::fs::File;
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Snapshot files kept in the directory at most.
+const KEEP: usize = 64;
+
+const MAGIC: &str = "nfkeeper-snapshot 1";
+
+/// Where a table's snapshot is.
+#[derive(Clone, Debug)]
+pub struct Slot {
+    path: PathBuf,
+    dir: PathBuf,
+}
+
+impl Slot {
+    /// The slot of table `kind` of `family` in the namespace with `cookie`.
+    pub fn new(dir: &Path, cookie: u64, family: Family, kind: TableKind) -> Slot {
+        let fam = if family == Family::Ipv4 { "ip" } else { "ip6" };
+        Slot {
+            path: dir.join(format!("{cookie:016x}-{fam}-{}", kind.name())),
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The snapshot if it was taken at generation `genid`: its foreign
+    /// object descriptions and its save text. Files not owned by root (or
+    /// by us) or writable by others are not trusted.
+    pub fn load(&self, genid: u32) -> Option<(Vec<String>, String)> {
+        let f = File::open(&self.path).ok()?;
+        let m = f.metadata().ok()?;
+        let euid = rustix::process::geteuid().as_raw();
+        if (m.uid() != 0 && m.uid() != euid) || m.mode() & 0o022 != 0 {
+            return None;
+        }
+        let mut r = io::BufReader::new(f);
+        let mut head = String::new();
+        r.read_line(&mut head).ok()?;
+        let g: u32 = head.trim_end().strip_prefix(MAGIC)?.trim().parse().ok()?;
+        if g != genid {
+            return None;
+        }
+        let mut text = String::with_capacity(m.len() as usize);
+        r.read_to_string(&mut text).ok()?;
+        // The foreign objects the read found follow the save text.
+        let end = text.find("\n# foreign: ").map_or(text.len(), |i| i + 1);
+        let foreign = text[end..]
+            .lines()
+            .filter_map(|l| l.strip_prefix("# foreign: "))
+            .map(str::to_string)
+            .collect();
+        text.truncate(end);
+        Some((foreign, text))
+    }
+
+    /// Forget the snapshot (the table changed in a way not recorded).
+    pub fn remove(&self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+
+    /// Start writing a snapshot taken at generation `genid`.
+    pub fn writer(&self, genid: u32) -> Option<SnapWriter> {
+        std::fs::create_dir_all(&self.dir).ok()?;
+        let tmp = self
+            .path
+            .with_extension(format!("tmp{}", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .ok()?;
+        let mut w = BufWriter::with_capacity(1 << 16, f);
+        writeln!(w, "{MAGIC} {genid}").ok()?;
+        Some(SnapWriter {
+            w,
+            tmp,
+            slot: self.clone(),
+            line: Vec::new(),
+            failed: false,
+        })
+    }
+}
+
+/// A snapshot being written; text goes in as save (or `-S`) output and is
+/// kept normalised: no comment lines, no rule counters, chain lines as
+/// `:NAME POLICY [0:0]`.
+pub struct SnapWriter {
+    w: BufWriter<File>,
+    tmp: PathBuf,
+    slot: Slot,
+    /// An incomplete line from the last write.
+    line: Vec<u8>,
+    failed: bool,
+}
+
+impl SnapWriter {
+    /// Take `b` (any split of the text).
+    pub fn feed(&mut self, mut b: &[u8]) {
+        while let Some(nl) = b.iter().position(|&c| c == b'\n') {
+            self.line.extend_from_slice(&b[..=nl]);
+            b = &b[nl + 1..];
+            let line = std::mem::take(&mut self.line);
+            self.put(&line);
+        }
+        self.line.extend_from_slice(b);
+    }
+
+    /// One whole line, ending in '\n'.
+    fn put(&mut self, line: &[u8]) {
+        let text = String::from_utf8_lossy(line);
+        let norm: std::borrow::Cow<str> = if text.starts_with('#') {
+            return;
+        } else if let Some(rest) = text.strip_prefix('[') {
+            // `[p:b] -A ...` → `-A ...`
+            match rest.split_once("] ") {
+                Some((_, r)) => r.into(),
+                None => text.clone(),
+            }
+        } else if let Some(rest) = text.strip_prefix("-P ") {
+            let mut it = rest.split_ascii_whitespace();
+            match (it.next(), it.next()) {
+                (Some(c), Some(p)) => format!(":{c} {p} [0:0]\n").into(),
+                _ => text.clone(),
+            }
+        } else if let Some(rest) = text.strip_prefix("-N ") {
+            format!(":{} - [0:0]\n", rest.trim_end()).into()
+        } else if let Some(rest) = text.strip_prefix(':') {
+            // `:NAME POLICY [p:b]` → counters dropped.
+            match rest.rsplit_once(" [") {
+                Some((head, _)) => format!(":{head} [0:0]\n").into(),
+                None => text.clone(),
+            }
+        } else {
+            text.clone()
+        };
+        if self.w.write_all(norm.as_bytes()).is_err() {
+            self.failed = true;
+        }
+    }
+
+    /// Write literal text (the `*table` and `COMMIT` lines a `-S` listing
+    /// lacks).
+    pub fn raw(&mut self, s: &str) {
+        if self.w.write_all(s.as_bytes()).is_err() {
+            self.failed = true;
+        }
+    }
+
+    /// Keep the snapshot (`keep`), with the foreign objects the read
+    /// found, or throw it away.
+    pub fn finish(mut self, keep: bool, foreign: &[String]) {
+        for f in foreign {
+            if writeln!(self.w, "# foreign: {f}").is_err() {
+                self.failed = true;
+            }
+        }
+        let ok = keep && !self.failed && self.line.is_empty() && self.w.flush().is_ok();
+        if ok && std::fs::rename(&self.tmp, &self.slot.path).is_ok() {
+            prune(&self.slot.dir);
+        } else {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Keep at most [`KEEP`] snapshots, the newest.
+fn prune(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
+        .filter_map(Result::ok)
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if files.len() <= KEEP {
+        return;
+    }
+    files.sort();
+    for (_, p) in &files[..files.len() - KEEP] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A writer that passes everything to `out` and a copy to a snapshot.
+pub struct Tee<'a> {
+    pub out: &'a mut dyn Write,
+    pub snap: Option<&'a mut SnapWriter>,
+}
+
+impl Write for Tee<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.out.write_all(b)?;
+        if let Some(s) = self.snap.as_deref_mut() {
+            s.feed(b);
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// `iptables -S` output (whole table, or one `chain`, or its rule `num`)
+/// from a snapshot's save text; `None` when the chain is not there (the
+/// caller then lets the model word the error).
+pub fn spec_text(save: &str, chain: Option<&str>, num: Option<usize>) -> Option<String> {
+    let mut out = String::new();
+    let mut found = chain.is_none();
+    let mut n = 0;
+    for line in save.lines() {
+        if let Some(decl) = line.strip_prefix(':') {
+            let mut it = decl.split_ascii_whitespace();
+            let (Some(name), Some(pol)) = (it.next(), it.next()) else {
+                continue;
+            };
+            if chain.is_some_and(|c| c != name) {
+                continue;
+            }
+            found = true;
+            if num.is_none() {
+                if pol == "-" {
+                    out.push_str(&format!("-N {name}\n"));
+                } else {
+                    out.push_str(&format!("-P {name} {pol}\n"));
+                }
+            }
+        } else if let Some(rest) = line.strip_prefix("-A ") {
+            let name = rest.split(' ').next().unwrap_or("");
+            if chain.is_some_and(|c| c != name) {
+                continue;
+            }
+            n += 1;
+            if num.is_none_or(|k| k == n) {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    if num.is_some_and(|k| k == 0 || k > n) {
+        return None;
+    }
+    found.then_some(out)
+}
+
+/// The save text with the policy counters `live` (chain name → `[p:b]`)
+/// in its chain lines.
+pub fn save_text(save: &str, live: &[(String, ruleset::Counters)]) -> String {
+    let mut out = String::with_capacity(save.len() + 64);
+    for line in save.lines() {
+        if let Some(decl) = line.strip_prefix(':') {
+            let name = decl.split(' ').next().unwrap_or("");
+            if let Some((_, c)) = live.iter().find(|(n, _)| n == name) {
+                let head = decl.rsplit_once(" [").map_or(decl, |(h, _)| h);
+                out.push_str(&format!(":{head} [{}:{}]\n", c.packets, c.bytes));
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAVE: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:web - [0:0]\n-A INPUT -j web\n-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\nCOMMIT\n";
+
+    #[test]
+    fn spec_listings_from_a_snapshot() {
+        type Case = (Option<&'static str>, Option<usize>, Option<&'static str>);
+        let cases: &[Case] = &[
+            (
+                None,
+                None,
+                Some("-P INPUT ACCEPT\n-P FORWARD DROP\n-N web\n-A INPUT -j web\n-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\n"),
+            ),
+            (
+                Some("web"),
+                None,
+                Some("-N web\n-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\n"),
+            ),
+            (Some("web"), Some(2), Some("-A web -s 10.0.0.2/32 -j ACCEPT\n")),
+            (Some("FORWARD"), None, Some("-P FORWARD DROP\n")),
+            (Some("web"), Some(3), None),
+            (Some("nope"), None, None),
+        ];
+        for (chain, num, want) in cases {
+            assert_eq!(
+                spec_text(SAVE, *chain, *num).as_deref(),
+                *want,
+                "{chain:?} {num:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn snapshots_are_written_normalised_and_trusted_only_at_their_generation() {
+        let dir = std::env::temp_dir().join(format!("nfk-snap-{}", std::process::id()));
+        let slot = Slot::new(&dir, 7, Family::Ipv4, TableKind::Filter);
+        let mut w = slot.writer(42).unwrap();
+        // Fed as a save with counters would be, split anywhere.
+        let fed = "# Generated by x\n*filter\n:INPUT ACCEPT [3:4]\n:FORWARD DROP [0:0]\n:web - [0:0]\n[1:2] -A INPUT -j web\n-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\nCOMMIT\n# Completed\n";
+        for chunk in fed.as_bytes().chunks(7) {
+            w.feed(chunk);
+        }
+        w.finish(true, &["rule handle 9 in chain X".into()]);
+        assert_eq!(
+            slot.load(42),
+            Some((
+                vec!["rule handle 9 in chain X".to_string()],
+                SAVE.to_string()
+            ))
+        );
+        assert_eq!(slot.load(43), None);
+        let live = [(
+            "INPUT".to_string(),
+            ruleset::Counters {
+                packets: 5,
+                bytes: 6,
+            },
+        )];
+        assert!(save_text(SAVE, &live).contains(":INPUT ACCEPT [5:6]\n:FORWARD DROP [0:0]\n"));
+        slot.remove();
+        assert_eq!(slot.load(42), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,91 @@
+//! Reads from snapshots never hide the kernel: for every kind of read that
+//! may be answered from a snapshot (save, `-S`, `-S CHAIN`, `-S CHAIN N`,
+//! `-L -n`, `-C`), a change made between two reads — by another nfkeeper
+//! process or by `nft` behind nfkeeper's back — shows in the second read.
+//! Kernel test in a fresh network namespace; skips without root.
+
+use iptables::exec::RestoreOpts;
+use iptables::parse::{parse, ParseOpts};
+use keeper::{Session, Settings};
+use ruleset::{Family, TableKind};
+
+const BASE: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -j web\n-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\nCOMMIT\n";
+
+fn session() -> Session {
+    Session::open(Family::Ipv4, Settings::default()).expect("netlink")
+}
+
+fn command(s: &mut Session, line: &str) -> Result<String, String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let p = parse(&words, ParseOpts::command(Family::Ipv4, "iptables")).map_err(|e| e.msg)?;
+    s.iptables(p).map_err(|e| e.to_string())
+}
+
+/// A read, as the user sees it: output and warnings.
+fn read(s: &mut Session, what: &str) -> String {
+    let out = match what {
+        "save" => s.save_text(false, Some(TableKind::Filter)).expect("save"),
+        cmd => command(s, cmd).unwrap_or_else(|e| format!("error: {e}")),
+    };
+    let warn = std::mem::take(&mut s.warnings).join("\n");
+    format!("{out}{warn}")
+}
+
+#[test]
+fn changes_between_reads_always_show() {
+    let reads = [
+        "save",
+        "-S",
+        "-S web",
+        "-S web 3",
+        "-L -n",
+        "-C web -s 10.0.0.3 -j ACCEPT",
+    ];
+    testkit::in_netns(move || {
+        for what in reads {
+            for by_nft in [false, true] {
+                let mut s = session();
+                let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+                s.restore(BASE, &o).expect("restore");
+                let first = read(&mut s, what);
+                let again = read(&mut s, what);
+                assert_eq!(first, again, "{what}: two reads of the same generation");
+                if by_nft {
+                    // A rule nfkeeper did not write, by another netlink port.
+                    let mut sock = nft::Socket::open().expect("socket");
+                    let mut b = sock.batch(None);
+                    let r = nft::Rule::new(
+                        nft::Family::Ipv4,
+                        "nfkeeper_filter",
+                        "web",
+                        vec![nft::Expr::counter()],
+                    );
+                    b.add_rule(&r, nft::batch::Placement::Append, false, 0);
+                    assert!(sock.commit(&mut b).expect("commit").outcome.is_ok());
+                } else {
+                    // Another nfkeeper process appends.
+                    command(&mut session(), "-A web -s 10.0.0.3 -j ACCEPT").expect("append");
+                }
+                let second = read(&mut s, what);
+                assert_ne!(
+                    first, second,
+                    "{what} (by nft: {by_nft}): the change must show"
+                );
+                if by_nft {
+                    assert!(
+                        second.contains("was not written by nfkeeper"),
+                        "{what}: {second}"
+                    );
+                } else if what != "-C web -s 10.0.0.3 -j ACCEPT" {
+                    assert!(
+                        second.contains("10.0.0.3"),
+                        "{what} after another process appended: {second}"
+                    );
+                }
+                // Back to nothing for the next case.
+                command(&mut s, "-F").expect("-F");
+                command(&mut s, "-X").expect("-X");
+            }
+        }
+    });
+}
