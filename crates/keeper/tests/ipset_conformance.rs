@@ -90,7 +90,8 @@ fn ipset_vectors_on_the_kernel() {
                 let Some((f, ty)) = files.lock().unwrap().pop() else {
                     return;
                 };
-                let dir = dir.clone();
+                let (dir, name) = (dir.clone(), f.clone());
+                let start = std::time::Instant::now();
                 let r = testkit::in_netns(move || {
                     let session = keeper::Session::open(ruleset::Family::Ipv4, Default::default())
                         .expect("netlink socket");
@@ -108,6 +109,13 @@ fn ipset_vectors_on_the_kernel() {
                     (t, skips)
                 });
                 if let Some((t, skips)) = r {
+                    eprintln!(
+                        "{name}: {} steps, {} passed, {} skipped, {:.1} s",
+                        t.run,
+                        t.passed,
+                        t.skipped,
+                        start.elapsed().as_secs_f64()
+                    );
                     results.lock().unwrap().push((ty, t, skips));
                 }
             })
