@@ -69,6 +69,9 @@ fn unsupported(o: &ipset::exec::Output) -> Option<String> {
         .map(|(_, w)| format!("refused: {w} (docs/ipset.md)"))
 }
 
+/// One file's results: its set type, tally and skips by reason.
+type FileResult = (String, Tally, BTreeMap<String, usize>);
+
 #[test]
 fn ipset_vectors_on_the_kernel() {
     let Some(dir) = runner::vector_dir() else {
@@ -81,8 +84,7 @@ fn ipset_vectors_on_the_kernel() {
     }
     let verbose = std::env::var_os("CONFORMANCE_VERBOSE").is_some();
     let files = Arc::new(Mutex::new(runner::files(&dir)));
-    let results: Arc<Mutex<Vec<(String, Tally, BTreeMap<String, usize>)>>> =
-        Arc::new(Mutex::new(Vec::new()));
+    let results: Arc<Mutex<Vec<FileResult>>> = Arc::new(Mutex::new(Vec::new()));
     let workers: Vec<_> = (0..4)
         .map(|_| {
             let (files, results, dir) = (files.clone(), results.clone(), dir.clone());

@@ -236,7 +236,7 @@ pub fn run_file(
             Ok(c) => c,
             Err(e) => panic!("{file}:{}: cannot parse {cmd:?}: {e}", lineno + 1),
         };
-        if let Some(why) = sh.last_ipset.as_ref().and_then(|o| unsupported(o)) {
+        if let Some(why) = sh.last_ipset.as_ref().and_then(unsupported) {
             // What the backend cannot hold: this step, and (if it was to
             // succeed) the rest of the file, whose state depends on it.
             t.skipped += 1;
