@@ -227,7 +227,15 @@ impl Mirror for KernelMirror<'_> {
     fn create(&mut self, name: &str, h: &Header, slot: usize) -> Result<()> {
         self.mark(Intent::Create);
         self.create_home(name, h, slot, &[])?;
-        self.places.insert(name.to_string(), Place::default());
+        // Made here: the model holds every member it will have, so a later
+        // rename or swap in the same restore may rewrite it whole.
+        self.places.insert(
+            name.to_string(),
+            Place {
+                full: true,
+                ..Place::default()
+            },
+        );
         Ok(())
     }
 
