@@ -185,6 +185,7 @@ pub fn exit_code(d: &Done) -> i32 {
     match d {
         Done::Cmds(Err(e)) | Done::Sync(Err(e)) => e.to_iptables().exit_code(),
         Done::Restore(Err(f)) => f.to_restore_error().exit_code(),
+        Done::Ipset(o) => o.code,
         _ => 0,
     }
 }
@@ -195,5 +196,6 @@ fn op_kind(w: &Work) -> &'static str {
         Work::Cmds(_) => "ops",
         Work::Restore(_) => "restore",
         Work::Sync => "sync",
+        Work::Ipset(_) => "ipset",
     }
 }

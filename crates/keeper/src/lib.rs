@@ -12,6 +12,7 @@
 
 pub mod direct;
 pub mod error;
+pub mod ipset;
 pub mod others;
 pub mod plan;
 pub mod read;

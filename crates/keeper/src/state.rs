@@ -34,6 +34,8 @@ pub struct State {
     /// Ends of chains read for appends (direct mode; see
     /// [`crate::read::tail`]), handed to the next batch.
     pub tails: HashMap<(Family, TableKind, String), Tail>,
+    /// The ipsets (see [`crate::ipset`]).
+    pub ipset: crate::ipset::Sets,
 }
 
 impl Default for State {
@@ -44,6 +46,7 @@ impl Default for State {
             foreign: HashMap::new(),
             genid: 0,
             tails: HashMap::new(),
+            ipset: crate::ipset::Sets::default(),
         }
     }
 }

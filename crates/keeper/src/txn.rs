@@ -35,6 +35,9 @@ pub enum Work {
     Restore(Restore),
     /// Nothing: only bring the model up to date.
     Sync,
+    /// An ipset invocation (see [`crate::ipset`]); consecutive ones share
+    /// a transaction.
+    Ipset(crate::ipset::Job),
 }
 
 /// An iptables-restore invocation.
@@ -62,6 +65,8 @@ pub enum Done {
     Cmds(Result<String, Error>),
     Restore(Result<RestoreStats, Failure>),
     Sync(Result<(), Error>),
+    /// ipset's output and exit status (failures included).
+    Ipset(ipset::exec::Output),
 }
 
 impl Done {
@@ -70,6 +75,7 @@ impl Done {
             Done::Cmds(r) => r.is_ok(),
             Done::Restore(r) => r.is_ok(),
             Done::Sync(r) => r.is_ok(),
+            Done::Ipset(o) => o.code == 0,
         }
     }
 }
@@ -149,15 +155,21 @@ pub fn apply(
             from += 1;
             continue;
         }
+        // A run of ipset writes, or of iptables commands and syncs.
+        let ipset = matches!(writes[from].work, Work::Ipset(_));
         let to = writes[from..]
             .iter()
-            .position(|w| matches!(w.work, Work::Restore(_)))
+            .position(|w| {
+                matches!(w.work, Work::Restore(_)) || matches!(w.work, Work::Ipset(_)) != ipset
+            })
             .map_or(writes.len(), |p| from + p);
         let group: Vec<&Write> = writes[from..to].iter().collect();
-        for (i, d) in commit_cmds(sock, st, src, opts, &group, stats)
-            .into_iter()
-            .enumerate()
-        {
+        let answers = if ipset {
+            crate::ipset::txn::commit(sock, st, src, &group, stats)
+        } else {
+            commit_cmds(sock, st, src, opts, &group, stats)
+        };
+        for (i, d) in answers.into_iter().enumerate() {
             done[from + i] = Some(d);
         }
         from = to;

@@ -12,6 +12,7 @@
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
 mod forward;
+mod ipset;
 mod offline;
 mod personality;
 mod settings;
@@ -93,6 +94,8 @@ Usage:
                                    (listings, counters and rule numbers unchanged);
                                    --compile-runs=N: runs of N or more (also
                                    NFKEEPER_COMPILE=off|runs|runs:N)
+  nfkeeper ipset ARGS...           ipset 7.21 command line over native nftables sets (also through
+                                     a symlink named ipset)
   nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,
   nfkeeper iptables-restore ...      iptables-restore, ip6tables-save, ip6tables-restore;
                                      or invoke nfkeeper through a symlink of that name)
@@ -150,6 +153,15 @@ fn run() -> i32 {
     let argv0 = args.first().map(String::as_str).unwrap_or("nfkeeper");
     let base = argv0.rsplit('/').next().unwrap_or(argv0);
     let env = settings::Env::read();
+    if base == "ipset" {
+        return match settings::Settings::from(&env, &[]) {
+            Ok((s, _)) => ipset::run(&args[1..], &s),
+            Err(e) => {
+                eprintln!("{e}");
+                2
+            }
+        };
+    }
     if let Some(p) = Personality::from_name(base) {
         let (s, _) = match settings::Settings::from(&env, &[]) {
             Ok(s) => s,
@@ -178,6 +190,7 @@ fn run() -> i32 {
     }
     let rest = &args[first + 1..];
     match sub.as_str() {
+        "ipset" => ipset::run(rest, &s),
         "serve" => {
             ignore_sigpipe();
             serve(rest, &s)

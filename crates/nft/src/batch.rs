@@ -263,7 +263,8 @@ impl Batch {
         self.first_seq.wrapping_add(self.tags.len() as u32 + 1)
     }
 
-    fn next_seq(&self) -> u32 {
+    /// The sequence number the next message pushed gets.
+    pub fn next_seq(&self) -> u32 {
         self.first_seq.wrapping_add(self.tags.len() as u32 + 1)
     }
 

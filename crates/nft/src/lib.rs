@@ -64,6 +64,8 @@ pub mod msg {
     pub const DELSETELEM: u16 = 14;
     pub const NEWGEN: u16 = 15;
     pub const GETGEN: u16 = 16;
+    /// Delete set elements, with no error for missing ones (kernel 6.3+).
+    pub const DESTROYSETELEM: u16 = 30;
 }
 
 /// Address family of a table (`NFPROTO_*`), carried in `nfgenmsg.nfgen_family`.

@@ -20,6 +20,10 @@
 //! are in host byte order (as `meta mark` loads them), everything else in
 //! network order; an ICMP member's port is `type << 8 | code`.
 
+mod decode;
+
+pub use decode::{decode_key, Decoded};
+
 use ipset::addr::{self, Family, Net};
 use ipset::error::Error;
 use ipset::model::{Entry, Header, Params};

@@ -13,10 +13,19 @@
 use crate::error::Result;
 use crate::model::{Entry, Ext, Header, Key, Set};
 
+/// A set as it is after a change, with its name and slot (the kernel's
+/// set index).
+#[derive(Clone, Copy, Debug)]
+pub struct Named<'a> {
+    pub name: &'a str,
+    pub slot: usize,
+    pub set: &'a Set,
+}
+
 /// Receives every change of the model.
 pub trait Mirror {
-    /// A set was created.
-    fn create(&mut self, _name: &str, _header: &Header) -> Result<()> {
+    /// A set was created in slot `slot`.
+    fn create(&mut self, _name: &str, _header: &Header, _slot: usize) -> Result<()> {
         Ok(())
     }
     /// A set was destroyed.
@@ -39,11 +48,15 @@ pub trait Mirror {
     fn flush(&mut self, _set: &str) -> Result<()> {
         Ok(())
     }
-    fn rename(&mut self, _from: &str, _to: &str) -> Result<()> {
+    /// Set `from` is now `to.name` (same slot and contents).
+    fn rename(&mut self, _from: &str, _to: Named) -> Result<()> {
         Ok(())
     }
-    /// The contents of two sets were exchanged (names stay).
-    fn swap(&mut self, _a: &str, _b: &str) -> Result<()> {
+    /// The changes from here on come from restore input line `n`.
+    fn at_line(&mut self, _n: usize) {}
+    /// The contents (headers and members) of two sets were exchanged;
+    /// names and slots stay. `a` and `b` are the sets as they are now.
+    fn swap(&mut self, _a: Named, _b: Named) -> Result<()> {
         Ok(())
     }
 }
@@ -60,7 +73,7 @@ pub struct Recorder {
 }
 
 impl Mirror for Recorder {
-    fn create(&mut self, name: &str, h: &Header) -> Result<()> {
+    fn create(&mut self, name: &str, h: &Header, _slot: usize) -> Result<()> {
         self.calls.push(format!("create {name} {}", h.ty.name()));
         Ok(())
     }
@@ -85,12 +98,12 @@ impl Mirror for Recorder {
         self.calls.push(format!("flush {set}"));
         Ok(())
     }
-    fn rename(&mut self, from: &str, to: &str) -> Result<()> {
-        self.calls.push(format!("rename {from} {to}"));
+    fn rename(&mut self, from: &str, to: Named) -> Result<()> {
+        self.calls.push(format!("rename {from} {}", to.name));
         Ok(())
     }
-    fn swap(&mut self, a: &str, b: &str) -> Result<()> {
-        self.calls.push(format!("swap {a} {b}"));
+    fn swap(&mut self, a: Named, b: Named) -> Result<()> {
+        self.calls.push(format!("swap {} {}", a.name, b.name));
         Ok(())
     }
 }

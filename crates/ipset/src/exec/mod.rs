@@ -8,7 +8,7 @@
 
 mod mirror;
 
-pub use mirror::{entry, Mirror, NoMirror, Recorder};
+pub use mirror::{entry, Mirror, Named, NoMirror, Recorder};
 
 use crate::error::{Error, Result, PROGRAM, PROTOCOL, VERSION};
 use crate::model::{Adt, Changes, Store};
@@ -112,6 +112,7 @@ pub fn restore_input(ctx: &mut Ctx, input: &str, env: Env, out: &mut Output) {
             }
         };
         env = p.env.clone();
+        ctx.mirror.at_line(n);
         if let Err(e) = command(ctx, &p, out) {
             ctx.store.rollback(sp);
             fail(out, &env, &e, Some(n));
@@ -149,6 +150,15 @@ fn mirror_changes(ctx: &mut Ctx, name: &str, ch: &Changes) -> Result<()> {
     Ok(())
 }
 
+/// A set that exists, as a mirror sees it.
+fn named<'a>(store: &'a Store, name: &'a str) -> Named<'a> {
+    Named {
+        name,
+        slot: store.slot_index(name).expect("set exists"),
+        set: store.get(name).expect("set exists"),
+    }
+}
+
 /// One command (not restore).
 fn command(ctx: &mut Ctx, p: &Parsed, out: &mut Output) -> Result<()> {
     let env = &p.env;
@@ -157,7 +167,8 @@ fn command(ctx: &mut Ctx, p: &Parsed, out: &mut Output) -> Result<()> {
         Command::Create { name, ty, data } => {
             if ctx.store.create(name, *ty, data, env.exist)? {
                 let h = ctx.store.get(name).expect("just created").header.clone();
-                ctx.mirror.create(name, &h)?;
+                let slot = ctx.store.slot_index(name).expect("just created");
+                ctx.mirror.create(name, &h, slot)?;
             }
         }
         Command::Destroy(name) => {
@@ -172,11 +183,12 @@ fn command(ctx: &mut Ctx, p: &Parsed, out: &mut Output) -> Result<()> {
         }
         Command::Rename { from, to } => {
             ctx.store.rename(from, to, now)?;
-            ctx.mirror.rename(from, to)?;
+            ctx.mirror.rename(from, named(ctx.store, to))?;
         }
         Command::Swap { from, to } => {
             ctx.store.swap(from, to)?;
-            ctx.mirror.swap(from, to)?;
+            ctx.mirror
+                .swap(named(ctx.store, from), named(ctx.store, to))?;
         }
         Command::Add { name, data } | Command::Del { name, data } => {
             let adt = if matches!(p.cmd, Command::Add { .. }) {

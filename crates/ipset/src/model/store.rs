@@ -60,6 +60,55 @@ impl Store {
         Store::default()
     }
 
+    /// A store whose generated `initval`s follow `seed` (a kernel backend
+    /// seeds it randomly per process, as the kernel draws initvals).
+    pub fn with_seed(seed: u64) -> Store {
+        Store {
+            seed,
+            ..Store::default()
+        }
+    }
+
+    /// Put a set read from a kernel into slot `slot`, with `held`
+    /// references (not journaled: loading is not a change). Fails if the
+    /// slot or the name is taken.
+    pub fn load(&mut self, slot: usize, name: &str, header: Header, held: u32) -> Result<()> {
+        if self.index.contains_key(name) || self.slots.get(slot).is_some_and(Option::is_some) {
+            return Err(Kernel::SetExists.into());
+        }
+        if self.slots.len() <= slot {
+            self.slots.resize(slot + 1, None);
+        }
+        self.slots[slot] = Some(Slot {
+            name: name.to_string(),
+            held,
+            set: Set::new(header),
+        });
+        self.index.insert(name.to_string(), slot);
+        Ok(())
+    }
+
+    /// Put a member read from a kernel into set `name` (not journaled).
+    /// No-op for an unknown set or a list:set.
+    pub fn load_member(&mut self, name: &str, key: Key, ext: Ext) {
+        let Some(i) = self.slot(name) else { return };
+        if let Some(Members::Map(m)) = self.slots[i].as_mut().map(|s| &mut s.set.members) {
+            m.put(key, Some(ext));
+        }
+    }
+
+    /// The slot (the kernel's set index) of set `name`.
+    pub fn slot_index(&self, name: &str) -> Option<usize> {
+        self.slot(name)
+    }
+
+    /// Set the caller-held references of set `name` (not journaled).
+    pub fn set_held(&mut self, name: &str, held: u32) {
+        if let Some(s) = self.slot(name).and_then(|i| self.slots[i].as_mut()) {
+            s.held = held;
+        }
+    }
+
     /// Open a transaction: changes from here on can be rolled back.
     /// Transactions nest; the journal is dropped when the outermost one
     /// commits.

@@ -12,8 +12,10 @@ use crate::value::{self, ip, misc, port};
 /// ipset's limit on words per command line, the program name included.
 pub const MAX_ARGS: usize = 32;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Cmd {
+/// A command, as [`verb`] names it to a caller that has not read the
+/// sets yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmd {
     Create,
     Add,
     Del,
@@ -162,6 +164,23 @@ fn take_envopts(args: &mut Vec<String>, env: &mut Env) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The command of a command line and the set names it takes (both for
+/// `rename` and `swap`, one for the others, none when absent), read
+/// without any set: a backend learns from it which sets to read before
+/// [`parse`]. `None`: no command word (or a bad global option).
+pub fn verb(args: &[&str]) -> Option<(Cmd, Vec<String>)> {
+    let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    take_envopts(&mut args, &mut Env::default()).ok()?;
+    let first = args.first()?;
+    let &(cmd, _, arity) = COMMANDS.iter().find(|c| match_cmd(first, &c.1))?;
+    let n = match (cmd, arity) {
+        (Cmd::Rename | Cmd::Swap, _) => 2,
+        (Cmd::Help, _) | (_, Arity::None) => 0,
+        _ => 1,
+    };
+    Some((cmd, args.into_iter().skip(1).take(n).collect()))
 }
 
 /// Parse one command line (without the program name). `restore_line` is the

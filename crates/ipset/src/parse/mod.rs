@@ -16,7 +16,7 @@ use crate::addr::Family;
 use crate::data::Data;
 use crate::types::SetType;
 
-pub use argv::parse;
+pub use argv::{parse, verb, Cmd};
 pub use help::{general_help, type_help, types_help};
 
 /// Listing format (`-output`).

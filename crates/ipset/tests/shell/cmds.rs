@@ -5,8 +5,8 @@
 //! used in pipelines (grep, sed, wc, sort, cut, tail, diff, cmp, test, ...).
 
 use super::{Flow, Out, Shell, R};
-use ipset::exec::{self, Ctx, NoMirror};
-use ipset::parse::Command;
+use ipset::exec;
+use ipset::parse::{verb, Cmd};
 
 /// A tiny regular-expression matcher for the patterns the vectors use:
 /// `^`, `$`, `.`, `*` after an atom, literals.
@@ -133,9 +133,16 @@ impl Shell {
 
     fn ipset(&mut self, args: &[String], stdin: String) -> Out {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let parsed = exec::parse_line(&self.store, &argv).ok();
-        let file = parsed.as_ref().and_then(|p| p.env.file.clone());
-        let is_restore = parsed.as_ref().is_some_and(|p| p.cmd == Command::Restore);
+        let cmd = verb(&argv).map(|(c, _)| c);
+        let file = match cmd {
+            Some(Cmd::Restore | Cmd::List | Cmd::Save) => {
+                exec::parse_line(&ipset::model::Store::new(), &argv)
+                    .ok()
+                    .and_then(|p| p.env.file)
+            }
+            _ => None,
+        };
+        let is_restore = cmd == Some(Cmd::Restore);
         let input = if is_restore {
             Some(match &file {
                 Some(f) => self.fs.read(f).unwrap_or_default(),
@@ -144,13 +151,8 @@ impl Shell {
         } else {
             None
         };
-        let mut mirror = NoMirror;
-        let mut ctx = Ctx {
-            store: &mut self.store,
-            mirror: &mut mirror,
-            now: self.now,
-        };
-        let o = exec::run(&mut ctx, &argv, input.as_deref());
+        let o = self.backend.ipset(args, input);
+        self.last_ipset = Some(o.clone());
         let mut stdout = o.stdout;
         if let (Some(f), false) = (file, is_restore) {
             self.fs.write(&f, std::mem::take(&mut stdout));
@@ -223,7 +225,7 @@ impl Shell {
             "sleep" => {
                 let t = arg(1);
                 let secs: f64 = t.trim_end_matches('s').parse().unwrap_or(0.0);
-                self.now += (secs * 1000.0) as u64;
+                self.backend.sleep((secs * 1000.0) as u64);
                 Out::status(0)
             }
             "rm" => {
@@ -371,7 +373,7 @@ impl Shell {
                 if header(&y) && !entries(&y) {
                     // The expected listing is from ipset 6.x: set aside what
                     // 7.x added (entry count, bucketsize and initval).
-                    crate::ADAPTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    super::runner::ADAPTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     x = x
                         .into_iter()
                         .filter(|l| !l.starts_with("Number of entries:"))

@@ -7,6 +7,7 @@
 
 mod cmds;
 pub mod parse;
+pub mod runner;
 
 use parse::{Node, Redir};
 use std::collections::HashMap;
@@ -51,13 +52,60 @@ pub enum Flow {
 
 type R<T> = Result<T, Flow>;
 
-/// The shell with the ipset model it drives.
-pub struct Shell {
-    pub fs: Vfs,
-    pub vars: HashMap<String, String>,
+/// What `ipset` runs on: the model alone, or a kernel backend.
+pub trait Backend {
+    /// One `ipset ARGS` (restore input in `input`).
+    fn ipset(&mut self, args: &[String], input: Option<String>) -> ipset::exec::Output;
+    /// `sleep`: let `ms` milliseconds pass.
+    fn sleep(&mut self, ms: u64);
+    /// Forget every set (a skipped helper would have destroyed its sets).
+    fn reset(&mut self);
+}
+
+/// The model alone, on a virtual clock.
+pub struct Model {
     pub store: ipset::model::Store,
     /// Milliseconds of the virtual clock (`sleep` advances it).
     pub now: u64,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model {
+            store: ipset::model::Store::new(),
+            now: 1_000_000,
+        }
+    }
+}
+
+impl Backend for Model {
+    fn ipset(&mut self, args: &[String], input: Option<String>) -> ipset::exec::Output {
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut mirror = ipset::exec::NoMirror;
+        let mut ctx = ipset::exec::Ctx {
+            store: &mut self.store,
+            mirror: &mut mirror,
+            now: self.now,
+        };
+        ipset::exec::run(&mut ctx, &argv, input.as_deref())
+    }
+
+    fn sleep(&mut self, ms: u64) {
+        self.now += ms;
+    }
+
+    fn reset(&mut self) {
+        self.store = ipset::model::Store::new();
+    }
+}
+
+/// The shell with the ipset backend it drives.
+pub struct Shell {
+    pub fs: Vfs,
+    pub vars: HashMap<String, String>,
+    pub backend: Box<dyn Backend>,
+    /// The output of the last `ipset` run.
+    pub last_ipset: Option<ipset::exec::Output>,
     errexit: bool,
     last: i32,
     /// Status of the last command substitution in the current command.
@@ -91,12 +139,12 @@ impl Out {
 }
 
 impl Shell {
-    pub fn new(dir: PathBuf) -> Shell {
+    pub fn new(dir: PathBuf, backend: Box<dyn Backend>) -> Shell {
         Shell {
             fs: Vfs::new(dir),
             vars: HashMap::new(),
-            store: ipset::model::Store::new(),
-            now: 1_000_000,
+            backend,
+            last_ipset: None,
             errexit: false,
             last: 0,
             subst: None,

@@ -150,6 +150,20 @@ impl Session {
         d
     }
 
+    /// One ipset invocation (ipset's output and exit status).
+    pub fn ipset(&mut self, job: crate::ipset::Job) -> ipset::exec::Output {
+        let deadline = deadline(None, self.settings.retry_for);
+        let w = Write {
+            family: self.family,
+            prog: "ipset".to_string(),
+            work: Work::Ipset(job),
+        };
+        match self.apply(w, deadline) {
+            Done::Ipset(o) => o,
+            _ => crate::ipset::txn::failure(&Error::Busy, false),
+        }
+    }
+
     /// The logical ruleset of every one of our tables (read whole).
     pub fn model(&mut self) -> Result<Ruleset<Rule>, Error> {
         let mut rs = Ruleset::new();
@@ -298,7 +312,7 @@ impl Scoped {
                     }
                 }
             }
-            Work::Sync => {}
+            Work::Sync | Work::Ipset(_) => {}
         }
         needs
     }
@@ -340,7 +354,12 @@ impl Source for Scoped {
         self.warnings.clear();
         let genid = sock.gen().map_err(Error::from_nft)?.id;
         let f = self.family;
+        let now = crate::ipset::now();
         for w in writes {
+            if let Work::Ipset(job) = &w.work {
+                crate::ipset::txn::prepare(sock, &mut st.ipset, job, now)
+                    .map_err(Error::from_nft)?;
+            }
             for n in self.needs(w) {
                 let scope = n.scope.unwrap_or(Scope::Table);
                 // -D by spec and -C of one rule look for rules equal to it:
