@@ -57,3 +57,41 @@ fn each_included_help_is_the_subcommands_own() {
         );
     }
 }
+
+/// Every subcommand `nfkeeper --help` lists (`  nfkeeper WORD ...`) has a
+/// section of its own in the page (`.SS` naming it), so a new subcommand
+/// cannot slip into the help and not into COMMANDS.
+#[test]
+fn every_subcommand_has_a_section() {
+    let template = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/man/nfkeeper.8.in"),
+    )
+    .expect("template");
+    let sections: Vec<String> = template
+        .lines()
+        .filter_map(|l| l.strip_prefix(".SS "))
+        .map(|l| l.replace("\\-", "-"))
+        .collect();
+    let usage = help(&["--help"]);
+    let subcommands: Vec<&str> = usage
+        .lines()
+        .filter_map(|l| l.strip_prefix("  nfkeeper "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| {
+            w.starts_with(|c: char| c.is_ascii_lowercase())
+                && w.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        })
+        .collect();
+    assert!(
+        subcommands.contains(&"serve"),
+        "no subcommands found in {usage}"
+    );
+    for sub in subcommands {
+        assert!(
+            sections
+                .iter()
+                .any(|s| s.split([' ', ',']).any(|w| w == sub)),
+            "nfkeeper {sub} has no .SS section in docs/man/nfkeeper.8.in"
+        );
+    }
+}
