@@ -3,6 +3,11 @@
 //! [`in_netns`] runs a closure on a thread that has moved into a fresh
 //! network namespace, and proves it did before running anything: nothing a
 //! kernel test does can reach the host's firewall.
+//!
+//! [`manpage`] renders a program's `--help` texts into its man page, so the
+//! page's tests can hold the committed page to the help it documents.
+
+pub mod manpage;
 
 /// Run `f` on a new thread that first unshares its network namespace; the
 /// namespace disappears when the thread ends. Returns `None` (after printing
