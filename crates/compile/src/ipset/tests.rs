@@ -211,7 +211,7 @@ fn keys_decode_back_to_members() {
         let ipset::model::Members::Map(mm) = &set.members else {
             unreachable!()
         };
-        assert!(mm.len() > 0, "{create}");
+        assert!(!mm.is_empty(), "{create}");
         for (k, e) in mm.iter() {
             let entry = ipset::exec::entry(set, k, e, 0);
             let ek = element_key(&spec, &set.header, &entry).unwrap();
