@@ -179,6 +179,24 @@ fn buffer_drops_here() -> io::Result<u64> {
 }
 
 /// Accepts one connection, giving up when `stop` is set or after `limit`.
+/// How long a server waits for its port: the server of the step before
+/// (same namespace, same port) may still be closing.
+const PORT_FREE: Duration = Duration::from_secs(3);
+
+/// `bind` on `port`, retried while the port is still taken (EADDRINUSE)
+/// for up to [`PORT_FREE`].
+fn bind_retry<T>(port: u16, bind: impl Fn(u16) -> io::Result<T>) -> io::Result<T> {
+    let t0 = Instant::now();
+    loop {
+        match bind(port) {
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse && t0.elapsed() < PORT_FREE => {
+                thread::sleep(Duration::from_millis(20));
+            }
+            r => return r,
+        }
+    }
+}
+
 fn accept(l: &TcpListener, stop: &AtomicBool, limit: Duration) -> io::Result<TcpStream> {
     l.set_nonblocking(true)?;
     let t0 = Instant::now();
@@ -208,7 +226,7 @@ pub fn tcp_bulk(
     limit: Duration,
 ) -> Result<TcpResult, String> {
     let srv = move |ready: mpsc::Sender<()>, stop: Arc<AtomicBool>| {
-        let l = TcpListener::bind(("0.0.0.0", dst.port()))?;
+        let l = bind_retry(dst.port(), |p| TcpListener::bind(("0.0.0.0", p)))?;
         let _ = ready.send(());
         let mut s = accept(&l, &stop, limit)?;
         s.set_read_timeout(Some(limit))?;
@@ -251,7 +269,7 @@ pub fn udp_flood(
     limit: Duration,
 ) -> Result<UdpResult, String> {
     let srv = move |ready: mpsc::Sender<()>, done: Arc<AtomicBool>| {
-        let s = UdpSocket::bind(("0.0.0.0", dst.port()))?;
+        let s = bind_retry(dst.port(), |p| UdpSocket::bind(("0.0.0.0", p)))?;
         // Short, so the end of the flood is noticed soon after the client's.
         s.set_read_timeout(Some(Duration::from_millis(20)))?;
         let drops0 = buffer_drops_here()?;
@@ -328,7 +346,7 @@ pub fn probe(
     match proto {
         Proto::Tcp => {
             let srv = move |ready: mpsc::Sender<()>, done: Arc<AtomicBool>| {
-                let _l = TcpListener::bind(("0.0.0.0", dst.port()))?;
+                let _l = bind_retry(dst.port(), |p| TcpListener::bind(("0.0.0.0", p)))?;
                 let _ = ready.send(());
                 let t0 = Instant::now();
                 while !done.load(Ordering::SeqCst) && t0.elapsed() < limit {
@@ -345,7 +363,7 @@ pub fn probe(
         }
         Proto::Udp => {
             let srv = move |ready: mpsc::Sender<()>, done: Arc<AtomicBool>| {
-                let s = UdpSocket::bind(("0.0.0.0", dst.port()))?;
+                let s = bind_retry(dst.port(), |p| UdpSocket::bind(("0.0.0.0", p)))?;
                 s.set_read_timeout(Some(Duration::from_millis(10)))?;
                 let _ = ready.send(());
                 let mut buf = [0u8; 64];
