@@ -104,7 +104,16 @@ pub fn restore_scopes(
         }
         let need = if let Some(decl) = line.strip_prefix(':') {
             let name = decl.split_ascii_whitespace().next().unwrap_or("");
-            Scope::names(vec![name.to_string()])
+            if out[i].0.builtin_chains().contains(&name) {
+                Scope::names(vec![name.to_string()])
+            } else {
+                // An existing user chain is rewritten: the planner sends
+                // only the difference from the rules it holds.
+                Scope::Part {
+                    names: vec![name.to_string()],
+                    rules_of: vec![name.to_string()],
+                }
+            }
         } else if line.starts_with('-') || line.starts_with('[') {
             line_scope(line, family, out[i].0, prog)
         } else {
@@ -125,8 +134,9 @@ pub fn flushed_chains(p: &Parsed) -> Vec<Option<String>> {
     }
 }
 
-/// What a `--noflush` restore flushes, per table: each `:CHAIN` line of a
-/// user chain (an existing one is flushed) and each `-F [CHAIN]` line.
+/// What a `--noflush` restore flushes without reading the chain's rules,
+/// per table: each `-F [CHAIN]` line. (A `:CHAIN` line's chain is read
+/// with its rules, see [`restore_scopes`], so its runs are known.)
 pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, Option<String>)> {
     let mut out = Vec::new();
     let mut cur: Option<TableKind> = None;
@@ -137,13 +147,6 @@ pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, 
             continue;
         }
         let Some(kind) = cur else { continue };
-        if let Some(decl) = line.strip_prefix(':') {
-            let name = decl.split_ascii_whitespace().next().unwrap_or("");
-            if !name.is_empty() && !kind.builtin_chains().contains(&name) {
-                out.push((kind, Some(name.to_string())));
-            }
-            continue;
-        }
         let mut words = line.split_ascii_whitespace();
         if matches!(words.next(), Some("-F" | "--flush")) {
             let chain = words.next().filter(|w| !w.starts_with('-'));
@@ -258,7 +261,10 @@ mod tests {
         assert_eq!(
             nf,
             vec![
-                (TableKind::Filter, part(&["INPUT", "web"], &["OUTPUT"])),
+                (
+                    TableKind::Filter,
+                    part(&["INPUT", "web"], &["web", "OUTPUT"])
+                ),
                 (TableKind::Nat, part(&["POSTROUTING"], &[])),
             ]
         );
