@@ -385,9 +385,10 @@ pub fn read_scoped_probe(
     let chains = match scope {
         Scope::Part { names, rules_of } => {
             let mut v = Vec::new();
+            let named: HashSet<&String> = names.iter().collect();
             for n in names
                 .iter()
-                .chain(rules_of.iter().filter(|r| !names.contains(r)))
+                .chain(rules_of.iter().filter(|r| !named.contains(r)))
             {
                 if let Some(c) = sock.get(&nft::Chain::new(fam, &tname, n))? {
                     v.push(c);
