@@ -262,3 +262,29 @@ fn rewrites_on_the_kernel() {
         eprintln!("SKIP: rewrites_on_the_kernel needs root");
     }
 }
+
+#[test]
+fn a_kernel_refusal_names_the_rules_line_and_changes_nothing() {
+    // One rule changed in the middle: the old one is deleted, the new one
+    // inserted; the kernel refusing the first rule added names its input
+    // line (`*filter`, `:SVC`, then the rules from line 3) and nothing
+    // lands. Plain rules: the changed rule (line 5). Runs: the first three
+    // rules are one run, which the change breaks: all three are written
+    // again, the first (line 3) first.
+    let mut rules: Vec<&str> = SVC.to_vec();
+    rules[2] = "[0:0] -A SVC -s 10.0.0.9/32 -j ACCEPT";
+    for (compile, line) in [(None, 5), (Some(2), 3)] {
+        let k = fakekernel::Kernel::new();
+        let mut s = Session::with_socket(k.socket(), Family::Ipv4, settings(compile));
+        restore(&mut s, &setup_input(), false, true).expect("setup");
+        let before = (k.text(), saved(&mut s));
+        k.fail_next_commit(fakekernel::FailAt::FirstOf(nft::msg::NEWRULE), libc::ENOMEM);
+        let err = restore(&mut s, &rewrite_input(&rules, true, ""), true, true)
+            .expect_err("refused");
+        assert!(
+            err.contains(&format!("line {line}: ")),
+            "compile {compile:?}: {err}"
+        );
+        assert_eq!((k.text(), saved(&mut s)), before, "compile {compile:?}");
+    }
+}
