@@ -279,8 +279,8 @@ fn a_kernel_refusal_names_the_rules_line_and_changes_nothing() {
         restore(&mut s, &setup_input(), false, true).expect("setup");
         let before = (k.text(), saved(&mut s));
         k.fail_next_commit(fakekernel::FailAt::FirstOf(nft::msg::NEWRULE), libc::ENOMEM);
-        let err = restore(&mut s, &rewrite_input(&rules, true, ""), true, true)
-            .expect_err("refused");
+        let err =
+            restore(&mut s, &rewrite_input(&rules, true, ""), true, true).expect_err("refused");
         assert!(
             err.contains(&format!("line {line}: ")),
             "compile {compile:?}: {err}"
