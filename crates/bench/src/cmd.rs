@@ -286,7 +286,7 @@ mod tests {
         };
         let h = help("nfkeeper bench --help");
         assert!(
-            h.starts_with("usage: nfkeeper bench [cf|ruleset|packet|all] [options]"),
+            h.starts_with("usage: nfkeeper bench [cf|ruleset|kube|packet|all] [options]"),
             "{h}"
         );
         assert!(h.contains("  nfkeeper bench model [--quick]"), "{h}");

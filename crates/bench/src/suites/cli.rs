@@ -30,8 +30,9 @@ suites:
             (-N -A -D -S -X) on RULES rules + CHAINS chains
   ruleset   the iptables-nft study: restores 1.1-1.3, single operations
             2.1-2.13 with N rules in chain X, flushes 3.1 and 4.1, add-on 5.1
-  kube      kube-proxy's syncs (restore --noflush --counters) at N services
-            of 3 endpoints: first load, full sync, partial sync (not in all)
+  kube      kube-proxy's syncs (iptables-restore, no flush, with counters)
+            at N services of 3 endpoints: first load, full sync, partial
+            sync (not in all)
   packet    TCP throughput and 64-byte UDP rate over veth through N rules
             (scenarios a-e; f.* on request with --case f.)
 
