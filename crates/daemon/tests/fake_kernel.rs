@@ -263,3 +263,92 @@ fn the_foreign_object_list_follows_the_kernel() {
     let mut c = Client::connect(&path).expect("connect");
     assert!(!c.status().expect("status").contains("foreign object"));
 }
+
+#[test]
+fn chain_rewrites_send_the_difference() {
+    // kube-proxy's pattern through the daemon (whole model, runs compiled):
+    // `:SVC` then its rules, again and again. Each rewrite leaves exactly
+    // the input's rules (as the daemon and a fresh read of the kernel both
+    // list them) and verify clean; an identical one deletes no rule.
+    let k = Kernel::new();
+    let path = daemon(&k);
+    let svc = [
+        "-A SVC -s 10.0.0.1/32 -j ACCEPT",
+        "-A SVC -s 10.0.0.2/32 -j ACCEPT",
+        "-A SVC -s 10.0.0.3/32 -j ACCEPT",
+        "-A SVC -p tcp -m tcp --dport 80 -j DROP",
+        "-A SVC -m comment --comment last -j RETURN",
+    ];
+    let text = |rules: &[&str]| format!("*filter\n:SVC - [0:0]\n{}\nCOMMIT\n", rules.join("\n"));
+    let (code, err) = restore(
+        &path,
+        &format!(
+            "*filter\n:SVC - [0:0]\n-A INPUT -j SVC\n{}\nCOMMIT\n",
+            svc.join("\n")
+        ),
+        false,
+    );
+    assert_eq!(code, 0, "{err}");
+    let handles = || -> Vec<u64> {
+        k.rules(nft::Family::Ipv4, "nfkeeper_filter", "SVC")
+            .iter()
+            .filter_map(|r| r.handle)
+            .collect()
+    };
+    let cases: [(&str, Vec<&str>); 5] = [
+        ("identical", svc.to_vec()),
+        (
+            "one changed",
+            vec![
+                svc[0],
+                svc[1],
+                "-A SVC -s 10.0.0.9/32 -j ACCEPT",
+                svc[3],
+                svc[4],
+            ],
+        ),
+        ("reordered", vec![svc[4], svc[3], svc[0], svc[1], svc[2]]),
+        ("one removed", vec![svc[0], svc[2], svc[3], svc[4]]),
+        ("emptied", vec![]),
+    ];
+    for (name, rules) in cases {
+        let before = handles();
+        let (code, err) = restore(&path, &text(&rules), true);
+        assert_eq!(code, 0, "{name}: {err}");
+        let want: String = std::iter::once("-N SVC")
+            .chain(rules.iter().copied())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(
+            ok(&path, &["-S", "SVC"]),
+            want,
+            "{name}: the daemon's model"
+        );
+        let mut s = keeper::Session::with_socket(
+            k.socket(),
+            ruleset::Family::Ipv4,
+            keeper::Settings::default(),
+        );
+        let saved = s
+            .save_text(false, Some(ruleset::TableKind::Filter))
+            .expect("save");
+        let got: Vec<&str> = saved.lines().filter(|l| l.starts_with("-A SVC ")).collect();
+        assert_eq!(got, rules, "{name}: the kernel");
+        let rep = keeper::verify::verify_table(
+            &mut k.socket(),
+            ruleset::Family::Ipv4,
+            ruleset::TableKind::Filter,
+        )
+        .expect("verify")
+        .expect("table");
+        assert!(
+            rep.diffs.is_empty() && rep.notes.is_empty(),
+            "{name}: {:#?} {:#?}",
+            rep.diffs,
+            rep.notes
+        );
+        if name == "identical" {
+            assert_eq!(handles(), before, "{name}");
+        }
+    }
+}

@@ -13,7 +13,7 @@ use iptables::parse::{parse, restore::tokenize, ParseOpts};
 use iptables::Rule;
 use nft::{Expr, Socket, Verdict};
 use ruleset::{Counters, Family, Policy, RuleId, Table, TableKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One table as the kernel has it.
 pub struct Snapshot {
@@ -34,6 +34,11 @@ pub struct Snapshot {
     /// The kernel's use count of each chain read (its rules plus the
     /// references to it).
     pub chain_uses: HashMap<String, u32>,
+    /// The chains whose rules were read (`None`: every chain's).
+    pub rules_read: Option<Vec<String>>,
+    /// Chains holding a rule the model does not have (foreign, or not
+    /// rebuilt): the model's rules are not all of the kernel chain's.
+    pub foreign_in: HashSet<String>,
 }
 
 /// A compiled run as read from the kernel.
@@ -363,6 +368,14 @@ pub fn read_scoped_probe(
         foreign: Vec::new(),
         runs: Vec::new(),
         chain_uses: HashMap::new(),
+        // A probe reads only the run members equal to it.
+        rules_read: match scope {
+            _ if probe.is_some() => Some(Vec::new()),
+            Scope::Part { rules_of, .. } => Some(rules_of.clone()),
+            Scope::Chains => Some(Vec::new()),
+            Scope::Table => None,
+        },
+        foreign_in: HashSet::new(),
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
         return Ok(snap);
@@ -372,9 +385,10 @@ pub fn read_scoped_probe(
     let chains = match scope {
         Scope::Part { names, rules_of } => {
             let mut v = Vec::new();
+            let named: HashSet<&String> = names.iter().collect();
             for n in names
                 .iter()
-                .chain(rules_of.iter().filter(|r| !names.contains(r)))
+                .chain(rules_of.iter().filter(|r| !named.contains(r)))
             {
                 if let Some(c) = sock.get(&nft::Chain::new(fam, &tname, n))? {
                     v.push(c);
@@ -459,6 +473,7 @@ pub fn read_scoped_probe(
             snap.foreign.push(format!(
                 "rule handle {handle} in chain {chain} (no nfkeeper userdata)"
             ));
+            snap.foreign_in.insert(chain);
             continue;
         };
         follow_target(
@@ -474,9 +489,11 @@ pub fn read_scoped_probe(
                     snap.overflow.insert(id, chunks);
                 }
             }
-            Err(e) => snap
-                .foreign
-                .push(format!("rule handle {handle} in chain {chain} ({e})")),
+            Err(e) => {
+                snap.foreign
+                    .push(format!("rule handle {handle} in chain {chain} ({e})"));
+                snap.foreign_in.insert(chain);
+            }
         }
     }
     Ok(snap)

@@ -5,6 +5,7 @@ use crate::read::Scope;
 use iptables::parse::restore::tokenize;
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
 use ruleset::{Family, TableKind};
+use std::collections::HashSet;
 
 /// What a command must read. `-F` of every chain reads nothing (one rule
 /// delete naming no chain flushes the kernel table, and the table's run
@@ -77,7 +78,7 @@ pub fn restore_scopes(
     only: Option<TableKind>,
     prog: &str,
 ) -> Vec<(TableKind, Scope)> {
-    let mut out: Vec<(TableKind, Scope)> = Vec::new();
+    let mut out: Vec<(TableKind, Acc)> = Vec::new();
     let mut cur: Option<usize> = None;
     for line in input.lines() {
         let line = line.trim_start();
@@ -87,32 +88,94 @@ pub fn restore_scopes(
                 .map(|k| match out.iter().position(|(x, _)| *x == k) {
                     Some(i) => i,
                     None => {
-                        let first = if noflush {
-                            Scope::names(Vec::new())
-                        } else {
-                            Scope::Table
+                        let acc = Acc {
+                            table: !noflush,
+                            ..Acc::default()
                         };
-                        out.push((k, first));
+                        out.push((k, acc));
                         out.len() - 1
                     }
                 });
             continue;
         }
         let Some(i) = cur else { continue };
-        if !noflush || matches!(out[i].1, Scope::Table) {
+        if !noflush || out[i].1.table {
             continue;
         }
-        let need = if let Some(decl) = line.strip_prefix(':') {
+        if let Some(decl) = line.strip_prefix(':') {
             let name = decl.split_ascii_whitespace().next().unwrap_or("");
-            Scope::names(vec![name.to_string()])
+            let (kind, acc) = &mut out[i];
+            acc.name(name);
+            if !kind.builtin_chains().contains(&name) {
+                // An existing user chain is rewritten: the planner sends
+                // only the difference from the rules it holds.
+                acc.rules(name);
+            }
         } else if line.starts_with('-') || line.starts_with('[') {
-            line_scope(line, family, out[i].0, prog)
-        } else {
-            continue;
-        };
-        out[i].1.merge(need);
+            let need = line_scope(line, family, out[i].0, prog);
+            out[i].1.add(need);
+        }
     }
-    out
+    out.into_iter().map(|(k, acc)| (k, acc.scope())).collect()
+}
+
+/// What a restore needs of one table, gathered line by line in O(1) per
+/// name (merging [`Scope`]s looks names up in lists: O(n²) over the
+/// thousands of chains a kube-proxy sync names).
+#[derive(Default)]
+struct Acc {
+    table: bool,
+    chains: bool,
+    names: Vec<String>,
+    rules_of: Vec<String>,
+    seen_names: HashSet<String>,
+    seen_rules: HashSet<String>,
+}
+
+impl Acc {
+    fn name(&mut self, n: &str) {
+        if !self.seen_names.contains(n) {
+            self.seen_names.insert(n.to_string());
+            self.names.push(n.to_string());
+        }
+    }
+
+    fn rules(&mut self, n: &str) {
+        if !self.seen_rules.contains(n) {
+            self.seen_rules.insert(n.to_string());
+            self.rules_of.push(n.to_string());
+        }
+    }
+
+    fn add(&mut self, s: Scope) {
+        match s {
+            Scope::Table => self.table = true,
+            Scope::Chains => self.chains = true,
+            Scope::Part { names, rules_of } => {
+                for n in &names {
+                    self.name(n);
+                }
+                for n in &rules_of {
+                    self.rules(n);
+                }
+            }
+        }
+    }
+
+    /// As [`Scope::merge`] would have it: every chain without rules plus
+    /// some chains' rules is only covered by the whole table.
+    fn scope(self) -> Scope {
+        if self.table || (self.chains && !self.rules_of.is_empty()) {
+            Scope::Table
+        } else if self.chains {
+            Scope::Chains
+        } else {
+            Scope::Part {
+                names: self.names,
+                rules_of: self.rules_of,
+            }
+        }
+    }
 }
 
 /// The chains command `p` flushes without reading their rules (`None`:
@@ -125,8 +188,9 @@ pub fn flushed_chains(p: &Parsed) -> Vec<Option<String>> {
     }
 }
 
-/// What a `--noflush` restore flushes, per table: each `:CHAIN` line of a
-/// user chain (an existing one is flushed) and each `-F [CHAIN]` line.
+/// What a `--noflush` restore flushes without reading the chain's rules,
+/// per table: each `-F [CHAIN]` line. (A `:CHAIN` line's chain is read
+/// with its rules, see [`restore_scopes`], so its runs are known.)
 pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, Option<String>)> {
     let mut out = Vec::new();
     let mut cur: Option<TableKind> = None;
@@ -137,13 +201,6 @@ pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, 
             continue;
         }
         let Some(kind) = cur else { continue };
-        if let Some(decl) = line.strip_prefix(':') {
-            let name = decl.split_ascii_whitespace().next().unwrap_or("");
-            if !name.is_empty() && !kind.builtin_chains().contains(&name) {
-                out.push((kind, Some(name.to_string())));
-            }
-            continue;
-        }
         let mut words = line.split_ascii_whitespace();
         if matches!(words.next(), Some("-F" | "--flush")) {
             let chain = words.next().filter(|w| !w.starts_with('-'));
@@ -258,7 +315,10 @@ mod tests {
         assert_eq!(
             nf,
             vec![
-                (TableKind::Filter, part(&["INPUT", "web"], &["OUTPUT"])),
+                (
+                    TableKind::Filter,
+                    part(&["INPUT", "web"], &["web", "OUTPUT"])
+                ),
                 (TableKind::Nat, part(&["POSTROUTING"], &[])),
             ]
         );

@@ -471,6 +471,28 @@ impl<R: RuleBody> Table<R> {
         Ok(id)
     }
 
+    /// Give the rule with id `from` the unused id `to` (position, body and
+    /// counters unchanged): a rule the kernel keeps across a rewrite of its
+    /// chain keeps the id the kernel knows it by. `NoSuchRule` if `from`
+    /// is not live; `IndexOutOfRange` if `to` is 0 or already used (the
+    /// table is unchanged then). O(1).
+    pub fn set_rule_id(&mut self, from: RuleId, to: RuleId) -> Result<(), Error> {
+        let slot = self.ids.get(from).ok_or(Error::NoSuchRule)?;
+        if to.0 == 0 || self.ids.contains(to) {
+            return Err(Error::IndexOutOfRange);
+        }
+        self.raw_set_id(slot, from, to);
+        self.record(|| Op::SetId { from, to });
+        Ok(())
+    }
+
+    fn raw_set_id(&mut self, slot: u32, from: RuleId, to: RuleId) {
+        self.ids.remove(from);
+        self.ids.insert(to, slot);
+        self.rec_mut(slot).id = to;
+        self.next_id = self.next_id.max(to.0.saturating_add(1));
+    }
+
     fn remove_recorded(&mut self, cid: u32, at: usize) -> RuleId {
         let r = self.raw_remove(cid, at);
         let id = r.id;

@@ -110,6 +110,176 @@ pub fn kube_proxy(rules: usize) -> String {
     chains
 }
 
+/// A kube-proxy cluster's shape: `services` services of `endpoints`
+/// endpoints each, as kube-proxy's iptables mode writes its `*nat` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kube {
+    pub services: usize,
+    pub endpoints: usize,
+}
+
+impl Kube {
+    fn svc(s: usize) -> String {
+        format!(
+            "KUBE-SVC-{:016X}",
+            (s as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        )
+    }
+
+    fn sep(s: usize, e: usize) -> String {
+        format!(
+            "KUBE-SEP-{:016X}",
+            ((s * 64 + e) as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        )
+    }
+
+    fn cluster_ip(s: usize) -> String {
+        format!("10.96.{}.{}", s / 250 % 256, s % 250 + 1)
+    }
+
+    fn pod(s: usize, e: usize) -> String {
+        let i = s * 64 + e;
+        format!(
+            "10.{}.{}.{}",
+            128 + i / 62_500 % 64,
+            i / 250 % 250,
+            i % 250 + 2
+        )
+    }
+
+    /// Declarations of every chain kube-proxy owns.
+    fn declare_all(&self, out: &mut String) {
+        for c in [
+            "KUBE-SERVICES",
+            "KUBE-POSTROUTING",
+            "KUBE-MARK-MASQ",
+            "KUBE-NODEPORTS",
+        ] {
+            let _ = writeln!(out, ":{c} - [0:0]");
+        }
+        for s in 0..self.services {
+            let _ = writeln!(out, ":{} - [0:0]", Self::svc(s));
+            for e in 0..self.endpoints {
+                let _ = writeln!(out, ":{} - [0:0]", Self::sep(s, e));
+            }
+        }
+    }
+
+    /// KUBE-SERVICES: one jump per service, then the node-ports rule.
+    fn services_chain(&self, out: &mut String) {
+        for s in 0..self.services {
+            let _ = writeln!(
+                out,
+                "-A KUBE-SERVICES -d {}/32 -p tcp -m comment --comment \"ns{}/svc{}:http cluster IP\" -m tcp --dport 80 -j {}",
+                Self::cluster_ip(s),
+                s % 97,
+                s,
+                Self::svc(s)
+            );
+        }
+        out.push_str("-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n");
+    }
+
+    /// Service `s`'s chain with its endpoints listed from `first` on (a
+    /// different `first` is a changed service): masquerade for traffic
+    /// from outside the pod network, then endpoint k of n chosen with
+    /// probability 1/(n-k), the last unconditionally.
+    fn service(&self, s: usize, first: usize, out: &mut String) {
+        let svc = Self::svc(s);
+        let _ = writeln!(
+            out,
+            "-A {svc} ! -s 10.128.0.0/10 -d {}/32 -p tcp -m comment --comment \"ns{}/svc{}:http cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ",
+            Self::cluster_ip(s),
+            s % 97,
+            s
+        );
+        let n = self.endpoints;
+        for k in 0..n {
+            let e = (first + k) % n;
+            let comment = format!("ns{}/svc{}:http -> {}:8080", s % 97, s, Self::pod(s, e));
+            if k + 1 < n {
+                let _ = writeln!(
+                    out,
+                    "-A {svc} -m comment --comment \"{comment}\" -m statistic --mode random --probability {:.11} -j {}",
+                    1.0 / (n - k) as f64,
+                    Self::sep(s, e)
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "-A {svc} -m comment --comment \"{comment}\" -j {}",
+                    Self::sep(s, e)
+                );
+            }
+        }
+    }
+
+    fn endpoint(s: usize, e: usize, out: &mut String) {
+        let (sep, pod) = (Self::sep(s, e), Self::pod(s, e));
+        let _ = writeln!(
+            out,
+            "-A {sep} -s {pod}/32 -m comment --comment \"ns{}/svc{}:http\" -j KUBE-MARK-MASQ",
+            s % 97,
+            s
+        );
+        let _ = writeln!(
+            out,
+            "-A {sep} -p tcp -m comment --comment \"ns{}/svc{}:http\" -m tcp -j DNAT --to-destination {pod}:8080",
+            s % 97,
+            s
+        );
+    }
+
+    /// kube-proxy's full sync, for `iptables-restore --noflush --counters`:
+    /// every chain declared (flushed) and written. `jumps`: also the
+    /// built-in chains' jumps into KUBE-SERVICES and KUBE-POSTROUTING
+    /// (kube-proxy adds those once, outside its restores).
+    pub fn full(&self, jumps: bool) -> String {
+        let rules = self.services * (2 + self.endpoints * 3) + 8;
+        let mut out = String::with_capacity(rules * 150);
+        out.push_str("*nat\n");
+        self.declare_all(&mut out);
+        if jumps {
+            out.push_str("-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n");
+            out.push_str(
+                "-A OUTPUT -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n",
+            );
+            out.push_str("-A POSTROUTING -m comment --comment \"kubernetes postrouting rules\" -j KUBE-POSTROUTING\n");
+        }
+        out.push_str("-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n");
+        out.push_str("-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0\n");
+        out.push_str("-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE\n");
+        out.push_str("-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000\n");
+        self.services_chain(&mut out);
+        for s in 0..self.services {
+            self.service(s, 0, &mut out);
+            for e in 0..self.endpoints {
+                Self::endpoint(s, e, &mut out);
+            }
+        }
+        out.push_str("COMMIT\n");
+        out
+    }
+
+    /// kube-proxy's partial sync after service `changed`'s endpoints moved
+    /// (listed from endpoint `first` on): KUBE-SERVICES rewritten whole
+    /// with the same content, and that one service chain.
+    pub fn partial(&self, changed: usize, first: usize) -> String {
+        let mut out = String::with_capacity(self.services * 160 + 1024);
+        out.push_str("*nat\n:KUBE-SERVICES - [0:0]\n");
+        let _ = writeln!(out, ":{} - [0:0]", Self::svc(changed));
+        self.services_chain(&mut out);
+        self.service(changed, first, &mut out);
+        out.push_str("COMMIT\n");
+        out
+    }
+
+    /// The chain name of service `s` (for checks).
+    pub fn service_chain(s: usize) -> String {
+        Self::svc(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +292,36 @@ mod tests {
             assert!(a[3] >= 1 && a[3] <= 254);
             assert!(seen.insert(a), "duplicate at {i}");
         }
+    }
+
+    #[test]
+    fn kube_shapes() {
+        let k = Kube {
+            services: 300,
+            endpoints: 3,
+        };
+        let full = k.full(true);
+        let count = |t: &str, p: &str| t.lines().filter(|l| l.starts_with(p)).count();
+        // Per service: 1 in KUBE-SERVICES, 1 + 3 in its chain, 2 per endpoint.
+        assert_eq!(count(&full, "-A "), 300 * 11 + 1 + 3 + 4);
+        assert_eq!(count(&full, ":"), 4 + 300 * 4);
+        assert_eq!(count(&k.full(false), "-A "), 300 * 11 + 1 + 4);
+        assert!(
+            full.contains("--probability 0.33333333333 "),
+            "{}",
+            &full[..2000]
+        );
+        let pods: std::collections::HashSet<&str> = full
+            .lines()
+            .filter(|l| l.contains("DNAT"))
+            .filter_map(|l| l.split("--to-destination ").nth(1))
+            .collect();
+        assert_eq!(pods.len(), 900, "endpoints are distinct");
+        let p = k.partial(7, 1);
+        assert_eq!(count(&p, ":"), 2);
+        assert_eq!(count(&p, "-A KUBE-SERVICES "), 301);
+        assert_eq!(count(&p, &format!("-A {} ", Kube::service_chain(7))), 4);
+        assert_ne!(p, k.partial(7, 0));
     }
 
     #[test]

@@ -375,6 +375,23 @@ impl Adapter for Iptables {
             Op::Flush(t, None) => self.cmd(*t, &["-F"]),
             Op::ListRule(t, c, k) => self.cmd(*t, &["-S", c, &k.to_string()]),
             Op::List(t, c) => self.listing(*t, c.as_deref()),
+            Op::RestoreText {
+                text,
+                noflush,
+                counters,
+            } => {
+                let mut argv: Vec<String> = self.restore.clone();
+                if self.wait {
+                    argv.push("-w".into());
+                }
+                if *noflush {
+                    argv.push("--noflush".into());
+                }
+                if *counters {
+                    argv.push("--counters".into());
+                }
+                Cmd::new(argv).with_stdin(text.clone())
+            }
         };
         Some(vec![c])
     }
@@ -467,7 +484,7 @@ impl Adapter for Nft {
             Op::Append(t, r) => Nft::rule_cmd("add", *t, r),
             Op::Insert(t, r) => Nft::rule_cmd("insert", *t, r),
             // nftables deletes by handle only; there is no rule-spec form.
-            Op::Delete(..) | Op::ListRule(..) => return None,
+            Op::Delete(..) | Op::ListRule(..) | Op::RestoreText { .. } => return None,
             Op::AppendEach(t, rules) => {
                 return Some(rules.iter().map(|r| Nft::rule_cmd("add", *t, r)).collect())
             }

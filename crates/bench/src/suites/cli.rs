@@ -16,7 +16,7 @@ use std::time::Duration;
 /// step). The program name is the caller's (`nfkeeper bench`), put in by
 /// [`usage`].
 const HELP: &str = "\
-usage: PROG [cf|ruleset|packet|all] [options]      (without a suite: all)
+usage: PROG [cf|ruleset|kube|packet|all] [options] (without a suite: all)
        PROG --compare DIR1,DIR2                 ratios of two runs side by side
 
 Runs each case in network namespaces of its own (root needed; the host's
@@ -30,6 +30,9 @@ suites:
             (-N -A -D -S -X) on RULES rules + CHAINS chains
   ruleset   the iptables-nft study: restores 1.1-1.3, single operations
             2.1-2.13 with N rules in chain X, flushes 3.1 and 4.1, add-on 5.1
+  kube      kube-proxy's syncs (iptables-restore, no flush, with counters)
+            at N services of 3 endpoints: first load, full sync, partial
+            sync (not in all)
   packet    TCP throughput and 64-byte UDP rate over veth through N rules
             (scenarios a-e; f.* on request with --case f.)
 
@@ -38,6 +41,7 @@ options:                                  full run / --quick
                        in under 5 minutes on 2 CPUs)
   --sizes N,...        N of every suite        1000,10000,50000 / 100,1000,3000
                        (cf appends: 100,1000,3000 / 100,500;
+                       kube: 1000,5000 / 1000;
                        packet: 0 plus 100,1000,10000 / 1000)
   --reps N             timed repetitions of every step   5 / 3
                        (single short commands 7 / 15; packet 5 / 5 of
@@ -111,7 +115,7 @@ impl SuiteArgs {
         vec![
             flag("quick"),
             words("suite", "SUITE,...")
-                .value_parser(["cf", "ruleset", "packet", "all"])
+                .value_parser(["cf", "ruleset", "kube", "packet", "all"])
                 .hide(true),
             value("sizes", "N,...", args::sizes),
             value("reps", "N", args::num),
@@ -241,6 +245,7 @@ impl SuiteArgs {
         if let Some(s) = &self.sizes {
             o.sizes = s.clone();
             o.cf_sizes = s.clone();
+            o.kube_sizes = s.clone();
         }
         let mut suites: Vec<String> = suite.into_iter().map(String::from).collect();
         suites.extend(self.suite.iter().cloned());

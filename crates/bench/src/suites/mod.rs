@@ -4,6 +4,7 @@
 //! - `cf`: the Cloud Foundry report: N rules appended one process each, and
 //!   single commands (`-N`, `-A`, `-D`, `-S`, `-X`) on a ruleset of 50k
 //!   rules + 100k chains.
+//! - `kube`: kube-proxy's syncs at N services (see [`kube`]).
 //! - `ruleset`: the iptables-nft study's matrix (restores 1.1–1.3, single
 //!   operations 2.1–2.13 in a ruleset with N rules in chain X, flushes 3.1
 //!   and 4.1, the Kubernetes-style add-on 5.1).
@@ -30,6 +31,7 @@ pub mod adapters;
 pub mod cf;
 pub mod cli;
 pub mod compare;
+pub mod kube;
 pub mod machine;
 pub mod model;
 pub mod packet;
@@ -71,6 +73,8 @@ pub struct Opts {
     pub sizes: Vec<usize>,
     /// N for the `cf` appends.
     pub cf_sizes: Vec<usize>,
+    /// Services for the `kube` suite.
+    pub kube_sizes: Vec<usize>,
     /// (rules, chains) of the `cf` single-command ruleset; 0 rules skips it.
     pub big: (usize, usize),
     /// Cases of 200 chains × N rules run only while 200·N is at most this.
@@ -115,6 +119,7 @@ impl Default for Opts {
             setup_limit: Duration::from_secs(900),
             sizes: vec![1_000, 10_000, 50_000],
             cf_sizes: vec![100, 1_000, 3_000],
+            kube_sizes: vec![1_000, 5_000],
             big: (50_000, 100_000),
             max_rules: 1_000_000,
             progress: false,
@@ -138,6 +143,7 @@ impl Opts {
             // here: setup of the largest size dominates the wall time.
             sizes: vec![100, 1_000, 3_000],
             cf_sizes: vec![100, 500],
+            kube_sizes: vec![1_000],
             big: (5_000, 10_000),
             max_rules: 20_000,
             ..Opts::default()
@@ -202,7 +208,7 @@ pub struct Case {
 
 /// The command-time suites' names, for usage texts (`packet` runs through
 /// [`packet`]).
-pub const SUITES: &[&str] = &["cf", "ruleset"];
+pub const SUITES: &[&str] = &["cf", "ruleset", "kube"];
 
 /// The cases of a command-time suite, with only the steps `--case` names
 /// ([`Opts::cases`], by id prefix; all when empty). A case left without
@@ -213,6 +219,7 @@ pub fn cases(suite: &str, o: &Opts) -> Result<Vec<Case>, String> {
     let mut all = match suite {
         "cf" => cf::cases(o),
         "ruleset" => ruleset::cases(o),
+        "kube" => kube::cases(o),
         other => {
             return Err(format!(
                 "unknown suite {other} (known: {})",

@@ -254,6 +254,13 @@ pub enum Op {
     ListRule(Table, String, usize),
     /// Print one chain, or the whole table.
     List(Table, Option<String>),
+    /// iptables-restore input as it is (kube-proxy's), with `--noflush`
+    /// and `--counters` as given; no form for nft.
+    RestoreText {
+        text: String,
+        noflush: bool,
+        counters: bool,
+    },
 }
 
 /// One process to start: argv and optional stdin text.

@@ -221,7 +221,7 @@ impl Planner<'_> {
                     continue;
                 };
                 if self.view.run_of(kind, id).is_some() {
-                    self.zero_member(kind, id, &body);
+                    self.zero_member(kind, id, &body, Counters::default());
                     continue;
                 }
                 let Some(at @ Loc::Handle(_)) = self.view.loc(kind, id) else {

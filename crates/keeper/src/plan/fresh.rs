@@ -97,9 +97,12 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// Write every table of this family the batch replaces, from `rs`. On
-    /// error the batch's tag is the input line of the object refused.
-    pub fn finish(&mut self, rs: &Ruleset<Rule>) -> Result<(), Error> {
+    /// Settle the chains a `--noflush` restore rewrote (see
+    /// `super::rewrite`) and write every table of this family the batch
+    /// replaces, from `rs`. On error the batch's tag is the input line of
+    /// the object refused.
+    pub fn finish(&mut self, rs: &mut Ruleset<Rule>) -> Result<(), Error> {
+        self.settle_all_rewrites(rs)?;
         let fresh: Vec<TableKind> = self
             .p
             .fresh

@@ -16,9 +16,11 @@
 //! replaces, written whole at the end, in `fresh`.
 
 mod commands;
+mod diff;
 mod emit;
 mod fresh;
 mod pending;
+mod rewrite;
 pub(crate) mod runs;
 mod view;
 
@@ -153,6 +155,6 @@ impl Apply for Planner<'_> {
         line: usize,
     ) -> Result<(), Error> {
         self.p.set_tag(line as nft::Tag);
-        self.run(kind, t, p, &mut String::new())
+        self.restore_command(kind, t, p)
     }
 }

@@ -3,6 +3,7 @@
 //! name, what it deletes, which tables it replaces, the chain ends appends
 //! look at. A batch may span both families (the daemon's group commit).
 
+use crate::plan::rewrite::Rewrites;
 use crate::plan::view::KernelView;
 use crate::read::Tail;
 use nft::{Batch, Tag};
@@ -56,6 +57,9 @@ pub struct Pending {
     /// refuses it (EEXIST) when the rule's key is already in the run, and
     /// that write is then replayed with plain appends.
     pub(crate) joined: HashSet<Tag>,
+    /// Chains a `--noflush` restore rewrites, their flush deferred (see
+    /// `crate::plan::rewrite`).
+    pub(crate) rewrites: Rewrites,
     pub(crate) next_rule_id: u32,
     pub(crate) next_set_id: u32,
 }
@@ -90,6 +94,7 @@ impl Pending {
             dropped_sets: Vec::new(),
             tails: HashMap::new(),
             joined: HashSet::new(),
+            rewrites: Rewrites::default(),
             next_rule_id: 1,
             next_set_id: first_set_id(),
         }

@@ -446,7 +446,7 @@ impl Planner<'_> {
     }
 
     /// Delete run `ri`'s rule and set.
-    fn drop_run(&mut self, ri: u32) {
+    pub(crate) fn drop_run(&mut self, ri: u32) {
         let Some(run) = self.view.runs.get_mut(ri as usize).and_then(Option::take) else {
             return;
         };
@@ -612,9 +612,10 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// Zero member `id`'s counter: its element is deleted and added again
-    /// with a fresh counter (same key, verdict and userdata).
-    pub(crate) fn zero_member(&mut self, kind: TableKind, id: RuleId, body: &Rule) {
+    /// Set member `id`'s counter to `c` (zero for `-Z`): its element is
+    /// deleted and added again with a fresh counter (same key, verdict and
+    /// userdata).
+    pub(crate) fn zero_member(&mut self, kind: TableKind, id: RuleId, body: &Rule, c: Counters) {
         let Some(ri) = self.view.run_of(kind, id) else {
             return;
         };
@@ -635,7 +636,7 @@ impl Planner<'_> {
         // The text is unchanged: the catalog keeps any overflow as it is.
         let (text, comment) = rule_text(self.family, body);
         el.userdata = Some(userdata::encode(id, &text, comment).bytes);
-        el.exprs = vec![counter(Counters::default())];
+        el.exprs = vec![counter(c)];
         self.p
             .batch
             .add(&SetElems::new(fam, &tname, &set, vec![el]), self.p.tag);

@@ -58,6 +58,21 @@ pub struct KernelView {
     /// flushes (`None`: every chain of the table): deleted with the flush.
     /// Filled by a partial read (direct mode); empty for a whole model.
     pub(crate) unread_run_sets: HashMap<(TableKind, Option<String>), Vec<String>>,
+    /// Per table, which chains' rules the model holds exactly as the
+    /// kernel does (read, and no foreign rule among them); see
+    /// [`KernelView::knows_rules`].
+    pub(crate) known: HashMap<TableKind, Known>,
+}
+
+/// Which chains of one table a read saw whole.
+#[derive(Debug, Default)]
+pub(crate) struct Known {
+    /// Every chain's rules were read.
+    pub(crate) all: bool,
+    /// The chains whose rules were read (when not `all`).
+    pub(crate) chains: HashSet<String>,
+    /// Chains holding rules the model lacks.
+    pub(crate) foreign: HashSet<String>,
 }
 
 impl KernelView {
@@ -74,7 +89,20 @@ impl KernelView {
         self.chain_handles.retain(|(k, _), _| *k != kind);
         self.overflow.retain(|(k, _), _| *k != kind);
         self.unread_run_sets.retain(|(k, _), _| *k != kind);
+        self.known.remove(&kind);
         self.forget_runs(kind);
+    }
+
+    /// Whether the model's rules of `chain` are all of the kernel chain's
+    /// (it was read whole, or `whole_model`: the caller keeps whole tables)
+    /// and none of them is foreign.
+    pub(crate) fn knows_rules(&self, kind: TableKind, chain: &str, whole_model: bool) -> bool {
+        match self.known.get(&kind) {
+            Some(k) => {
+                (whole_model || k.all || k.chains.contains(chain)) && !k.foreign.contains(chain)
+            }
+            None => whole_model,
+        }
     }
 
     fn forget_runs(&mut self, kind: TableKind) {
@@ -102,6 +130,14 @@ impl KernelView {
         self.overflow
             .extend(s.overflow.iter().map(|(id, n)| ((kind, *id), *n)));
         self.remember_runs(kind, &s.runs);
+        self.known.insert(
+            kind,
+            Known {
+                all: s.rules_read.is_none(),
+                chains: s.rules_read.iter().flatten().cloned().collect(),
+                foreign: s.foreign_in.clone(),
+            },
+        );
     }
 
     /// Take the runs a read found in table `kind`.

@@ -799,3 +799,32 @@ fn flush_of_many_equal_rules_is_linear_and_spares_other_chains() {
     assert_eq!(t.find_spec("INPUT", &b("same")), Ok(Some((1, RuleId(1)))));
     check_invariants(&t);
 }
+
+#[test]
+fn set_rule_id_moves_the_id_and_rolls_back() {
+    let mut t = filter();
+    let a = t.append("INPUT", b("a"), c(1)).unwrap();
+    let x = t.append("INPUT", b("x"), c(2)).unwrap();
+    let before = observe(&t);
+    t.begin();
+    t.flush_chain("INPUT").unwrap();
+    let a2 = t.append("INPUT", b("a"), c(0)).unwrap();
+    // (from, to, result): a used or zero target and a dead source change nothing.
+    let cases = [
+        (a2, RuleId(0), Err(Error::IndexOutOfRange)),
+        (RuleId(999), a, Err(Error::NoSuchRule)),
+        (a2, a, Ok(())),
+        (a2, x, Err(Error::NoSuchRule)),
+    ];
+    for (from, to, want) in cases {
+        assert_eq!(t.set_rule_id(from, to), want, "{from:?} -> {to:?}");
+    }
+    assert_eq!(t.rule_at("INPUT", 1).unwrap().id, a);
+    assert_eq!(t.rule_by_id(a).map(|(_, pos, _)| pos), Some(1));
+    assert!(t.rule_by_id(a2).is_none());
+    assert_eq!(t.find_spec("INPUT", &b("a")), Ok(Some((1, a))));
+    check_invariants(&t);
+    t.rollback();
+    assert_eq!(observe(&t), before);
+    check_invariants(&t);
+}

@@ -80,6 +80,11 @@ pub(super) enum Op<R> {
     },
     /// Previous counters of rules.
     RuleCounters(Vec<(RuleId, Counters)>),
+    /// The rule with id `from` was given id `to`.
+    SetId {
+        from: RuleId,
+        to: RuleId,
+    },
 }
 
 impl<R: RuleBody> Table<R> {
@@ -181,6 +186,10 @@ impl<R: RuleBody> Table<R> {
                 for (at, (id, body, counters)) in rules.into_iter().enumerate() {
                     self.raw_insert(chain, at, id, body, counters);
                 }
+            }
+            Op::SetId { from, to } => {
+                let slot = self.ids.get(to).expect("undo names a live rule");
+                self.raw_set_id(slot, to, from);
             }
             Op::RuleCounters(old) => {
                 for (id, counters) in old {

@@ -1,0 +1,357 @@
+//! Chains a `--noflush` restore rewrites: `:CHAIN` of an existing user
+//! chain flushes it and the lines that follow add its rules again (what
+//! kube-proxy sends on every sync). Sending that as a flush and re-adds
+//! costs the kernel the whole chain even when nothing changed, so the
+//! flush is deferred: the model is flushed and refilled as usual, and when
+//! the chain is settled (before any command that could observe the kernel
+//! chain, or at the end of the restore, [`Planner::finish`]) the rules the
+//! input gives are compared with the rules the kernel holds and only the
+//! difference is sent, in the same batch.
+//!
+//! Contract — the visible result is that of the flush and re-add: the
+//! chain holds exactly the input's rules in the input's order; every rule
+//! of it counts from the input's `[p:b]` (with `--counters`) or zero. A
+//! kept rule whose kernel counters are not what they must be is replaced
+//! by itself (one NEWRULE replace; nf_tables has no in-transaction counter
+//! reset: GETRULE_RESET is a get outside the batch, and cannot set a
+//! value) — a kept run member's element is deleted and added again. A
+//! kept rule keeps its kernel handle and logical rule id (the model takes
+//! the kernel's id back, `Table::set_rule_id`). A refusal names the input
+//! line of the rule refused (deletes carry the `:CHAIN` line), as before.
+//!
+//! Deferred only when the model holds every kernel rule of the chain
+//! ([`super::KernelView::knows_rules`]) each with a kernel location; a
+//! compiled run is kept only when all its members are kept, contiguous
+//! and in order, else it is dropped and its rules written again. With
+//! nothing to keep, the chain is flushed and written as before (runs
+//! compiled from a whole model).
+//!
+//! Cost: O(old + new) when the rewrite is equal up to a few edits (common
+//! prefix and suffix, then an O((N+M)·D) diff, see `super::diff`), plus
+//! one message per rule added, deleted or reset.
+
+use super::diff;
+use super::{Loc, Planner};
+use iptables::exec::execute_owned;
+use iptables::parse::{Command, Parsed};
+use iptables::{Error, Rule};
+use nft::batch::Placement;
+use nft::Tag;
+use ruleset::{Counters, Family, RuleId, Ruleset, Table, TableKind};
+use std::collections::HashMap;
+
+/// A chain whose flush is deferred.
+#[derive(Debug)]
+pub(crate) struct Deferred {
+    /// The chain's rules as the kernel holds them, in order, before the
+    /// flush (ids, bodies, counters as read).
+    old: Vec<(RuleId, Rule, Counters)>,
+    /// Input line of the flush.
+    tag: Tag,
+    /// Input line of each rule added since the flush.
+    lines: HashMap<RuleId, Tag>,
+}
+
+/// The deferred chains of one batch, in the order they were flushed.
+#[derive(Debug, Default)]
+pub(crate) struct Rewrites {
+    chains: HashMap<(Family, TableKind, String), Deferred>,
+    order: Vec<(Family, TableKind, String)>,
+}
+
+/// Where an old rule is in the kernel.
+#[derive(Clone, Copy)]
+enum Old {
+    Plain(Loc),
+    Member(u32),
+}
+
+impl Planner<'_> {
+    /// One command of a `--noflush` restore (input line `line` is the
+    /// batch's tag): flushes of chains the model knows whole are deferred,
+    /// appends to them go to the model only; any other write first settles
+    /// every deferred chain of the table.
+    pub(crate) fn restore_command(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+    ) -> Result<(), Error> {
+        if self.p.is_fresh(self.family, kind) {
+            return self.run(kind, t, p, &mut String::new());
+        }
+        let key = |c: &str| (self.family, kind, c.to_string());
+        match &p.command {
+            Command::Flush(Some(c)) if self.p.rewrites.chains.contains_key(&key(c)) => {
+                let k = key(c);
+                execute_owned(t, p, &mut String::new())?;
+                if let Some(d) = self.p.rewrites.chains.get_mut(&k) {
+                    d.lines.clear();
+                }
+                return Ok(());
+            }
+            Command::Flush(Some(c)) if self.can_defer(kind, t, c) => {
+                let k = key(c);
+                let old: Vec<(RuleId, Rule, Counters)> = t
+                    .rules(c)
+                    .map_err(|e| Error::other(e.to_string()))?
+                    .map(|r| (r.id, r.body.clone(), r.counters))
+                    .collect();
+                execute_owned(t, p, &mut String::new())?;
+                self.p.tails.remove(&k);
+                let d = Deferred {
+                    old,
+                    tag: self.p.tag,
+                    lines: HashMap::new(),
+                };
+                self.p.rewrites.order.push(k.clone());
+                self.p.rewrites.chains.insert(k, d);
+                return Ok(());
+            }
+            Command::Append(c) if self.p.rewrites.chains.contains_key(&key(c)) => {
+                let k = key(c);
+                let before = t.chain(c).map_or(0, |c| c.len);
+                let chain = c.clone();
+                execute_owned(t, p, &mut String::new())?;
+                let after = t.chain(&chain).map_or(0, |c| c.len);
+                let tag = self.p.tag;
+                if let Some(d) = self.p.rewrites.chains.get_mut(&k) {
+                    for pos in before + 1..=after {
+                        if let Ok(r) = t.rule_at(&chain, pos) {
+                            d.lines.insert(r.id, tag);
+                        }
+                    }
+                }
+                return Ok(());
+            }
+            Command::Append(_)
+            | Command::NewChain(_)
+            | Command::Policy(..)
+            | Command::Check(_)
+            | Command::List { zero: false, .. }
+            | Command::ListRules { zero: false, .. } => {}
+            _ => self.settle_rewrites(kind, t)?,
+        }
+        self.run(kind, t, p, &mut String::new())
+    }
+
+    /// Whether the flush of `chain` may be deferred: the model holds all
+    /// of its kernel rules, each located (by handle, or as a run member).
+    fn can_defer(&self, kind: TableKind, t: &Table<Rule>, chain: &str) -> bool {
+        if !self.view.exists(kind)
+            || t.is_builtin(chain)
+            || !self.view.knows_rules(kind, chain, self.opts.whole_model)
+        {
+            return false;
+        }
+        let Ok(mut rules) = t.rules(chain) else {
+            return false;
+        };
+        rules.all(|r| {
+            self.view.run_of(kind, r.id).is_some()
+                || matches!(self.view.loc(kind, r.id), Some(Loc::Handle(_)))
+        })
+    }
+
+    /// Settle every deferred chain of table `kind` (model `t`).
+    pub(crate) fn settle_rewrites(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+    ) -> Result<(), Error> {
+        let family = self.family;
+        let keys: Vec<_> = self
+            .p
+            .rewrites
+            .order
+            .iter()
+            .filter(|(f, k, _)| *f == family && *k == kind)
+            .cloned()
+            .collect();
+        self.p
+            .rewrites
+            .order
+            .retain(|(f, k, _)| !(*f == family && *k == kind));
+        let tag = self.p.tag;
+        for key in keys {
+            if let Some(d) = self.p.rewrites.chains.remove(&key) {
+                self.rewrite(kind, t, &key.2, d)?;
+            }
+        }
+        self.p.tag = tag;
+        Ok(())
+    }
+
+    /// Settle every deferred chain of this family (end of the restore).
+    pub(crate) fn settle_all_rewrites(&mut self, rs: &mut Ruleset<Rule>) -> Result<(), Error> {
+        for kind in TableKind::ALL {
+            self.settle_rewrites(kind, rs.table_mut(self.family, kind))?;
+        }
+        Ok(())
+    }
+
+    /// Send the difference between what the kernel holds of `chain` (`d`)
+    /// and the model's rules of it.
+    fn rewrite(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        chain: &str,
+        d: Deferred,
+    ) -> Result<(), Error> {
+        let new: Vec<(RuleId, Rule, Counters)> = t
+            .rules(chain)
+            .map_err(|e| Error::other(e.to_string()))?
+            .map(|r| (r.id, r.body.clone(), r.counters))
+            .collect();
+        let olds: Vec<Old> = d
+            .old
+            .iter()
+            .map(|(id, _, _)| match self.view.run_of(kind, *id) {
+                Some(ri) => Old::Member(ri),
+                None => Old::Plain(self.view.loc(kind, *id).unwrap_or(Loc::Handle(0))),
+            })
+            .collect();
+        let mut keys: HashMap<&Rule, u32> = HashMap::new();
+        let ok: Vec<u32> = d.old.iter().map(|(_, r, _)| intern(&mut keys, r)).collect();
+        let nk: Vec<u32> = new.iter().map(|(_, r, _)| intern(&mut keys, r)).collect();
+        let mut to_new: Vec<Option<usize>> = vec![None; d.old.len()];
+        for (i, j) in diff::common(&ok, &nk) {
+            to_new[i] = Some(j);
+        }
+        self.unmatch_broken_runs(&olds, &mut to_new);
+        if to_new.iter().all(Option::is_none) {
+            return self.rewrite_whole(kind, t, chain, &d, &new);
+        }
+        let mut from_old: Vec<Option<usize>> = vec![None; new.len()];
+        for (i, j) in to_new.iter().enumerate() {
+            if let Some(j) = j {
+                from_old[*j] = Some(i);
+            }
+        }
+        // Deletes first (the `:CHAIN` line's): plain rules by handle, runs
+        // not kept whole.
+        self.p.tag = d.tag;
+        let mut dropped: Vec<u32> = Vec::new();
+        for (i, (id, _, _)) in d.old.iter().enumerate() {
+            if to_new[i].is_some() {
+                continue;
+            }
+            match olds[i] {
+                Old::Plain(_) => self.del_rule(kind, chain, Some(*id)),
+                Old::Member(ri) => {
+                    self.forget_rule(kind, *id);
+                    self.view.members.remove(&(kind, *id));
+                    if !dropped.contains(&ri) {
+                        dropped.push(ri);
+                    }
+                }
+            }
+        }
+        for ri in dropped {
+            self.drop_run(ri);
+        }
+        // Then the input's rules in order, each after the one before it.
+        let mut prev: Option<Loc> = None;
+        for (j, (id, body, c)) in new.iter().enumerate() {
+            self.p.tag = d.lines.get(id).copied().unwrap_or(d.tag);
+            let Some(i) = from_old[j] else {
+                let (placement, at) = match prev {
+                    Some(l) => (Placement::Append, Some(l)),
+                    None => (Placement::Insert, None),
+                };
+                self.new_rule(kind, chain, *id, body, *c, placement, at)?;
+                prev = self.view.loc(kind, *id);
+                continue;
+            };
+            let (kid, _, kc) = &d.old[i];
+            t.set_rule_id(*id, *kid)
+                .map_err(|e| Error::other(e.to_string()))?;
+            // The daemon's model does not follow the kernel's counters.
+            let reset = self.opts.whole_model || kc != c;
+            match olds[i] {
+                Old::Plain(loc) => {
+                    if reset {
+                        self.new_rule(kind, chain, *kid, body, *c, Placement::Replace, Some(loc))?;
+                    }
+                    prev = self.view.loc(kind, *kid);
+                }
+                Old::Member(ri) => {
+                    if reset {
+                        self.zero_member(kind, *kid, body, *c);
+                    }
+                    prev = self.view.runs[ri as usize].as_ref().map(|r| r.rule);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A run is kept only when every member is kept and the input's rules
+    /// they match are consecutive: else none of its members is.
+    fn unmatch_broken_runs(&self, olds: &[Old], to_new: &mut [Option<usize>]) {
+        let mut runs: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (i, o) in olds.iter().enumerate() {
+            if let Old::Member(ri) = o {
+                runs.entry(*ri).or_default().push(i);
+            }
+        }
+        for (ri, members) in runs {
+            let len = self.view.runs[ri as usize].as_ref().map_or(0, |r| r.len);
+            let js: Option<Vec<usize>> = members.iter().map(|&i| to_new[i]).collect();
+            let whole =
+                js.is_some_and(|js| js.len() == len && js.windows(2).all(|w| w[1] == w[0] + 1));
+            if !whole {
+                for &i in &members {
+                    to_new[i] = None;
+                }
+            }
+        }
+    }
+
+    /// Nothing kept: the flush and re-add, as a flush of the chain then
+    /// its rules appended (joining or starting runs from a whole model).
+    fn rewrite_whole(
+        &mut self,
+        kind: TableKind,
+        t: &Table<Rule>,
+        chain: &str,
+        d: &Deferred,
+        new: &[(RuleId, Rule, Counters)],
+    ) -> Result<(), Error> {
+        self.p.tag = d.tag;
+        for (id, _, _) in &d.old {
+            self.forget_rule(kind, *id);
+        }
+        self.flush_chain(kind, chain);
+        self.drop_runs_in(kind, &[chain.to_string()]);
+        self.drop_unread_run_sets(kind, Some(chain));
+        let runs = !self.opts.plain_appends && self.opts.compile.is_some() && self.opts.whole_model;
+        let key = (self.family, kind, chain.to_string());
+        if runs {
+            let tail = self.tail_from_model(kind, t, chain);
+            self.p.tails.insert(key.clone(), tail);
+        }
+        for (id, r, c) in new {
+            self.p.tag = d.lines.get(id).copied().unwrap_or(d.tag);
+            if !runs {
+                self.new_rule(kind, chain, *id, r, *c, Placement::Append, None)?;
+                continue;
+            }
+            let twin = t
+                .find_spec(chain, r)
+                .ok()
+                .flatten()
+                .is_some_and(|(_, first)| first != *id);
+            self.append_to_tail(kind, chain, (*id, r.clone(), *c), twin)?;
+        }
+        self.p.tails.remove(&key);
+        Ok(())
+    }
+}
+
+/// A small number per distinct rule body, so the diff compares numbers.
+fn intern<'a>(keys: &mut HashMap<&'a Rule, u32>, r: &'a Rule) -> u32 {
+    let n = keys.len() as u32;
+    *keys.entry(r).or_insert(n)
+}
