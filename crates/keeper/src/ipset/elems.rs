@@ -241,7 +241,7 @@ mod tests {
             ),
             (
                 "create s hash:ip,port,net family inet6",
-                &["add s ::1,tcp:1,::/0"],
+                &["add s ::1,tcp:1,::/1"],
             ),
         ];
         for (create, adds) in cases {
