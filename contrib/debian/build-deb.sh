@@ -12,7 +12,8 @@
 # Contents: /usr/sbin/nfkeeper (and nfkeeper-bench, which `nfkeeper bench`
 # runs from beside it), /usr/lib/nfkeeper/NAME -> ../../sbin/nfkeeper for
 # every personality the binary answers to (probed: `NAME --version` must
-# name NAME), the systemd unit (not enabled), the man pages, the docs. The
+# name NAME), the systemd unit (not enabled), the man pages, the bash
+# completion, the docs. The
 # maintainer scripts register those names as alternatives at priority 5
 # (docs/packaging.md).
 set -eu
@@ -106,6 +107,11 @@ for page in nfkeeper nfkeeper-bench; do
     [ "$page" = nfkeeper ] || [ -n "$bench" ] || continue
     gzip -9n <"$repo/docs/man/$page.8" >"$stage/usr/share/man/man8/$page.8.gz"
 done
+
+# Bash completion (subcommands and options from the installed binary's
+# --help at completion time).
+install -D -m 0644 "$repo/contrib/completions/nfkeeper.bash" \
+    "$stage/usr/share/bash-completion/completions/nfkeeper"
 
 doc=$stage/usr/share/doc/nfkeeper
 mkdir -p "$doc/docs"

@@ -149,6 +149,11 @@ fn package_holds_the_files_with_their_modes_and_fields() {
             None,
         ),
         (
+            "/usr/share/bash-completion/completions/nfkeeper".into(),
+            "-rw-r--r--",
+            None,
+        ),
+        (
             "/usr/share/doc/nfkeeper/copyright".into(),
             "-rw-r--r--",
             None,
