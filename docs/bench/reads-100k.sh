@@ -6,6 +6,7 @@
 # namespaces it creates (rd-new, rd-old, rd-legacy), removed at the end.
 set -u
 NEW=$1; OLD=$2
+trap 'for t in new old legacy; do ip netns del rd-$t 2>/dev/null; done; rm -f /tmp/r100k.txt' EXIT
 python3 -c '
 print("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]")
 for i in range(100000):
