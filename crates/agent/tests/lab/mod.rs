@@ -585,13 +585,18 @@ impl Lab {
         run(&a)
     }
 
-    /// Host `i`'s v4 rules as iptables-save prints them, comments dropped.
+    /// Host `i`'s v4 rules as iptables-save prints them, comments dropped
+    /// and the chains' policy counters zeroed (the host's own traffic moves
+    /// them between two reads; the kernel counts what reaches a policy).
     pub fn rules(&self, i: usize) -> String {
         self.nfk(i, &["iptables-save"])
             .expect("iptables-save")
             .lines()
             .filter(|l| !l.starts_with('#'))
-            .map(|l| format!("{l}\n"))
+            .map(|l| match (l.starts_with(':'), l.rfind(" [")) {
+                (true, Some(at)) => format!("{} [0:0]\n", &l[..at]),
+                _ => format!("{l}\n"),
+            })
             .collect()
     }
 
