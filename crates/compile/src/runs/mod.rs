@@ -421,6 +421,18 @@ mod tests {
             .collect()
     }
 
+    /// Compile `lines` as one chain X, rule ids 1, 2, … in order.
+    fn compile_lines(lines: &[String], o: RunOpts) -> Vec<Item> {
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let rs = rules(&refs);
+        let ids: Vec<(RuleId, &Rule)> = rs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (RuleId(i as u64 + 1), r))
+            .collect();
+        compile_chain(&ids, Family::Ipv4, TableKind::Filter, "X", o).expect("compiles")
+    }
+
     #[test]
     fn long_sequences_are_cut_at_max_len() {
         // (rules, want run lengths): cut into runs of MAX_LEN, the rest a
@@ -442,21 +454,7 @@ mod tests {
                     )
                 })
                 .collect();
-            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-            let rs = rules(&refs);
-            let ids: Vec<(RuleId, &Rule)> = rs
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (RuleId(i as u64 + 1), r))
-                .collect();
-            let items = compile_chain(
-                &ids,
-                Family::Ipv4,
-                TableKind::Filter,
-                "X",
-                RunOpts::default(),
-            )
-            .expect("compiles");
+            let items = compile_lines(&lines, RunOpts::default());
             let runs: Vec<usize> = items
                 .iter()
                 .filter_map(|it| match it {
@@ -754,21 +752,7 @@ mod tests {
         ];
         for shape in shapes {
             let lines: Vec<String> = (1..=20).map(shape).collect();
-            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-            let rs = rules(&refs);
-            let ids: Vec<(RuleId, &Rule)> = rs
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (RuleId(i as u64 + 1), r))
-                .collect();
-            let items = compile_chain(
-                &ids,
-                Family::Ipv4,
-                TableKind::Filter,
-                "X",
-                RunOpts { min_len: 4 },
-            )
-            .expect("compiles");
+            let items = compile_lines(&lines, RunOpts { min_len: 4 });
             let mut runs = 0;
             for item in items {
                 if let Item::Run { lowered, .. } = item {
