@@ -47,14 +47,14 @@ const BYTES_LT: u8 = 7;
 const BYTES_GT: u8 = 8;
 const UPDATE_SUBCOUNTERS: u8 = 9;
 
-/// IPSET_MAXNAMELEN - 1
-const MAX_NAME: usize = 31;
+/// IPSET_MAXNAMELEN - 1 (also the SET target's limit)
+pub(crate) const MAX_NAME: usize = 31;
 /// IPSET_DIM_MAX
 const DIM_MAX: usize = 6;
 
 /// The comma separated list of `src`/`dst` (only the first three letters of
-/// each word count, as in iptables).
-fn parse_dirs(arg: &str) -> Result<Vec<bool>> {
+/// each word count, as in iptables); the SET target's too.
+pub(crate) fn parse_dirs(arg: &str) -> Result<Vec<bool>> {
     let mut dirs = Vec::new();
     let mut parts = arg.split(',');
     for part in parts.by_ref() {

@@ -8,6 +8,7 @@
 
 use super::xtypes::check_plain_word;
 use crate::error::{Error, Result};
+use crate::ext::matches::set::{parse_dirs, MAX_NAME};
 use crate::ext::{Arg, Call, Ext, Fam, OptDef, ParseCtx, PrintCtx};
 use ruleset::TableKind;
 use std::fmt::Write;
@@ -42,38 +43,6 @@ const MAP_SET: u8 = 4;
 const MAP_MARK: u8 = 5;
 const MAP_PRIO: u8 = 6;
 const MAP_QUEUE: u8 = 7;
-
-/// IPSET_MAXNAMELEN - 1
-const MAX_NAME: usize = 31;
-/// IPSET_DIM_MAX
-const DIM_MAX: usize = 6;
-
-/// The comma separated list of `src`/`dst` (only the first three letters
-/// of each word count, as in iptables).
-fn parse_dirs(arg: &str) -> Result<Vec<bool>> {
-    let mut dirs = Vec::new();
-    let mut parts = arg.split(',');
-    for part in parts.by_ref() {
-        if part.starts_with("src") {
-            dirs.push(true);
-        } else if part.starts_with("dst") {
-            dirs.push(false);
-        } else {
-            return Err(Error::param(
-                "You must specify (the comma separated list of) 'src' or 'dst'.",
-            ));
-        }
-        if dirs.len() == DIM_MAX {
-            break;
-        }
-    }
-    if parts.next().is_some() {
-        return Err(Error::param(format!(
-            "Can't be more src/dst options than {DIM_MAX}."
-        )));
-    }
-    Ok(dirs)
-}
 
 /// `--add-set NAME DIRS` and its siblings: the set name is the option's
 /// argument, the directions the next word.
