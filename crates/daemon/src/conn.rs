@@ -344,13 +344,10 @@ impl Backend for Front<'_> {
         std::mem::take(&mut self.warnings)
     }
 
-    /// The daemon runs in the namespace it manages: its view of /proc and
-    /// of the kernel's tables is the namespace's.
+    /// Asked of the daemon's own kernel (the namespace it manages, whose
+    /// /proc it sees too; or the fake kernel it was started with).
     fn others(&mut self, family: Family) -> iptables::tool::Others {
-        match nft::Socket::open() {
-            Ok(mut sock) => keeper::others::others(&mut sock, family),
-            Err(_) => iptables::tool::Others::default(),
-        }
+        keeper::others::others(&mut self.sh.kernel_socket(), family)
     }
 }
 

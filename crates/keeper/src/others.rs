@@ -14,15 +14,18 @@ use ruleset::Family;
 /// with), in the `ip`/`ip6` family.
 const IPTABLES_NFT_TABLES: &[&str] = &["filter", "nat", "mangle", "raw", "security"];
 
-/// What other backends hold tables of `family` in this namespace. Errors
-/// read as "none": a warning is not worth failing a listing for.
+/// What other backends hold tables of `family` in the namespace `sock`
+/// talks to. Errors read as "none": a warning is not worth failing a
+/// listing for. Legacy tables are looked for (in /proc/net, which is this
+/// process's namespace) only when `sock` is a kernel socket, which has a
+/// namespace cookie: a fake kernel has no legacy tables.
 pub fn others(sock: &mut Socket, family: Family) -> Others {
     let names = match family {
         Family::Ipv4 => "/proc/net/ip_tables_names",
         Family::Ipv6 => "/proc/net/ip6_tables_names",
     };
     // iptables-nft's test: the file has a first line.
-    let legacy = std::fs::read(names).is_ok_and(|b| !b.is_empty());
+    let legacy = sock.netns_cookie().is_some() && std::fs::read(names).is_ok_and(|b| !b.is_empty());
     let nft = sock
         .tables(compile::layout::nft_family(family))
         .is_ok_and(|ts| {
