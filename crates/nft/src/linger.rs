@@ -36,11 +36,16 @@
 use std::io;
 use std::os::fd::RawFd;
 
-/// The closer ends after this long without a new socket (ms).
+/// The closer takes the sockets queued for it once per this period (ms),
+/// and ends after a period that brought none.
 pub const QUIET_MS: i32 = 100;
 /// Sockets held at once; when full, they are closed together and
 /// collecting goes on.
 const HOLD: usize = 512;
+/// Connections queued between two of the closer's rounds (the kernel caps
+/// it at `net.core.somaxconn`, 4096 by default); a program that finds the
+/// queue full closes its socket itself.
+const BACKLOG: libc::c_int = 1024;
 
 /// The closer's abstract address for this user (`sockaddr_un` with a
 /// leading NUL), and its length.
@@ -64,16 +69,25 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn seqpacket() -> io::Result<RawFd> {
+/// A unix seqpacket socket; `nonblock` for a client, which must never wait
+/// for the closer (a full queue fails the connect with `EAGAIN`).
+fn seqpacket(nonblock: bool) -> io::Result<RawFd> {
+    let nb = if nonblock { libc::SOCK_NONBLOCK } else { 0 };
     // SAFETY: plain socket creation.
-    cvt(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0) })
+    cvt(unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC | nb,
+            0,
+        )
+    })
 }
 
 /// Whether a closer is at the address: `Some(connected socket)` if one
 /// answers as this user.
 fn connect() -> Option<RawFd> {
     let (sa, len) = address();
-    let s = seqpacket().ok()?;
+    let s = seqpacket(true).ok()?;
     // SAFETY: `sa` is a valid address of `len` bytes; `cred` is written by
     // getsockopt within its size.
     let ok = unsafe {
@@ -166,11 +180,11 @@ pub fn hand_off(fd: RawFd) -> io::Result<Handoff> {
         return r.map(|()| Handoff::Sent);
     }
     let (sa, len) = address();
-    let l = seqpacket()?;
+    let l = seqpacket(false)?;
     // SAFETY: `sa` is valid for `len` bytes; `l` is ours.
     let bound = unsafe {
         libc::bind(l, &sa as *const _ as *const libc::sockaddr, len) == 0
-            && libc::listen(l, 128) == 0
+            && libc::listen(l, BACKLOG) == 0
     };
     if !bound {
         let e = io::Error::last_os_error();
@@ -220,53 +234,61 @@ unsafe fn close_all_but(a: RawFd, b: RawFd) {
     libc::syscall(libc::SYS_close_range, hi + 1, libc::c_uint::MAX, none);
 }
 
-/// The closer: holds `first` and whatever arrives on `listener` until
-/// [`QUIET_MS`] pass without a new socket, then closes them and exits.
+/// The closer: holds `first` and whatever arrives on `listener` until a
+/// period of [`QUIET_MS`] brings no new socket, then closes them and exits.
+///
+/// It sleeps instead of waiting on the listener: a program's connect and
+/// send complete on the listener's queue without waking the closer (a
+/// wake-up on a busy machine lets the closer take the CPU from the program
+/// that is about to exit), and the closer takes what queued once per
+/// period.
 unsafe fn closer(listener: RawFd, first: RawFd) -> ! {
     close_all_but(listener, first);
     // Its own session: a terminal's signals to the starting command's
     // process group do not end it early (nothing would break; the sockets
     // would close at its death).
     libc::setsid();
+    let fl = libc::fcntl(listener, libc::F_GETFL);
+    libc::fcntl(listener, libc::F_SETFL, fl | libc::O_NONBLOCK);
     let mut held = [0 as RawFd; HOLD];
     held[0] = first;
     let mut n = 1;
+    let nap = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: QUIET_MS as libc::c_long * 1_000_000,
+    };
     loop {
-        let mut p = libc::pollfd {
-            fd: listener,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let r = libc::poll(&mut p, 1, QUIET_MS);
-        if r == 0 {
-            break;
-        }
-        if r < 0 {
-            if *libc::__errno_location() == libc::EINTR {
-                continue;
-            }
-            break;
-        }
-        let c = libc::accept4(
-            listener,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            libc::SOCK_CLOEXEC,
-        );
-        if c < 0 {
-            continue;
-        }
-        if let Some(fd) = recv_fd(c) {
-            if n == HOLD {
-                for &h in &held[..n] {
-                    libc::close(h);
+        libc::nanosleep(&nap, std::ptr::null_mut());
+        let mut got = 0;
+        loop {
+            let c = libc::accept4(
+                listener,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC,
+            );
+            if c < 0 {
+                if *libc::__errno_location() == libc::EINTR {
+                    continue;
                 }
-                n = 0;
+                break;
             }
-            held[n] = fd;
-            n += 1;
+            got += 1;
+            if let Some(fd) = recv_fd(c) {
+                if n == HOLD {
+                    for &h in &held[..n] {
+                        libc::close(h);
+                    }
+                    n = 0;
+                }
+                held[n] = fd;
+                n += 1;
+            }
+            libc::close(c);
         }
-        libc::close(c);
+        if got == 0 {
+            break;
+        }
     }
     // Stop taking sockets before closing them: a program that connects
     // from now on starts a new closer. (A socket sent on a connection not

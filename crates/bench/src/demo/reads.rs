@@ -46,7 +46,8 @@ fn start_daemon(bin: &str, socket: &Path) -> Result<Daemon, String> {
         .arg(socket)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+        // Its log (a start line even with --quiet) is not the demo's.
+        .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("{bin} serve: {e}"))?;
     let mut d = Daemon {
@@ -99,7 +100,8 @@ fn time(bin: &str, mode: &str, args: &[&str], socket: &Path) -> Result<f64, Stri
 /// Prints each read's time in direct mode and through a daemon.
 pub fn direct_and_daemon(bin: &str) -> Result<(), String> {
     let socket = std::env::temp_dir().join(format!("nfkeeper-demo-{}.sock", std::process::id()));
-    eprintln!("  as separate processes, fastest of {REPS} (ms):      direct     daemon");
+    let head = format!("as separate processes, fastest of {REPS} (ms):");
+    eprintln!("  {head:<48}{:>9}  {:>9}", "direct", "daemon");
     let direct: Vec<f64> = READS
         .iter()
         .map(|(_, a)| time(bin, "--direct", a, &socket))
