@@ -11,8 +11,12 @@
 
 // The crate root's modules live beside it in real_clients/ (a test
 // crate's root resolves `mod` paths from tests/ itself).
+#[path = "real_clients/compare.rs"]
+mod compare;
 #[path = "real_clients/harness.rs"]
 mod harness;
+#[path = "real_clients/run.rs"]
+mod run;
 
 #[path = "real_clients/docker.rs"]
 mod docker;

@@ -18,7 +18,7 @@ client_run() {
     # Private configuration and state; only the network driver loads.
     mount --bind "$L/etc" /etc/libvirt
     for d in /var/lib /var/cache /var/log; do mount -t tmpfs tmpfs "$d"; done
-    ln -s /usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_network.so "$L/drivers/"
+    ln -s /usr/lib/*/libvirt/connection-driver/libvirt_driver_network.so "$L/drivers/"
     export LIBVIRT_DRIVER_DIR=$L/drivers
     # dnsmasq runs as libvirt-dnsmasq: a private passwd and group with it.
     cp /etc/passwd "$L/passwd"
