@@ -32,9 +32,11 @@ client_run() {
     step rm-containers docker rm -f web app
     step net-rm docker network rm nfknet nfkint
     snapshot removed
-    # Errors logged until now: the shutdown's own are racy (containerd's
-    # event stream closing first or not).
-    grep -E 'level=(error|fatal)' "$W/log/dockerd.log" |
+    # Errors logged until now, and warnings about the firewall (the others
+    # are racy: shim and grpc reconnects); the shutdown's errors are racy
+    # too (containerd's event stream closing first or not).
+    grep -E 'level=(error|fatal)|level=warning.*([Ii]ptables|ip6tables|[Cc]hain|[Ff]irewall)' \
+        "$W/log/dockerd.log" |
         sed -E 's/time="[^"]*" //' >"$out/errors"
     step dockerd-stop stop_pid "$dockerd_pid"
     snapshot stopped
