@@ -41,6 +41,7 @@ fn skip_reason(c: &Client) -> Option<String> {
     let mut missing: Vec<String> = Vec::new();
     let common = [
         ("unshare", "util-linux"),
+        ("setpriv", "util-linux"),
         ("iptables-nft", "iptables"),
         ("ip", "iproute2"),
     ];

@@ -1,5 +1,6 @@
 //! One side's run of a client: `unshare` starting ns.sh as the first
 //! process of fresh pid, network and mount namespaces, and what it wrote.
+//! Requires util-linux's `setpriv` and `unshare`.
 //!
 //! Cleanup contract: [`Run`] kills the namespace's first process on drop
 //! (its death ends every process of the pid namespace, and with the last
@@ -43,18 +44,28 @@ pub struct Run {
     dir: PathBuf,
 }
 
+/// Scratch directories are `nfk-real-CLIENT-SIDE-PID` in the temp dir.
+const SCRATCH_PREFIX: &str = "nfk-real-";
+
 impl Run {
     pub fn start(c: &Client, side: Side) -> Run {
+        sweep_stale();
         let dir = std::env::temp_dir().join(format!(
-            "nfk-real-{}-{}-{}",
+            "{SCRATCH_PREFIX}{}-{}-{}",
             c.name,
             side.name(),
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch directory");
-        let child = Command::new("unshare")
+        // setpriv --pdeathsig: should this test process die without
+        // unwinding (no drop), unshare dies with it, and with unshare
+        // (--kill-child) the namespace's first process and so all of it.
+        let child = Command::new("setpriv")
             .args([
+                "--pdeathsig",
+                "KILL",
+                "unshare",
                 "--net",
                 "--mount",
                 "--pid",
@@ -75,7 +86,7 @@ impl Run {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("unshare");
+            .expect("setpriv unshare");
         Run { child, dir }
     }
 
@@ -102,10 +113,37 @@ impl Drop for Run {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        if let Some(base) = self.dir.file_name().and_then(|b| b.to_str()) {
-            remove_cgroups(&format!("nfkeeper-real-clients-{base}"));
+        remove_scratch(&self.dir);
+    }
+}
+
+/// Removes a run's scratch directory and the cgroups named after it.
+fn remove_scratch(dir: &Path) {
+    if let Some(base) = dir.file_name().and_then(|b| b.to_str()) {
+        remove_cgroups(&format!("nfkeeper-real-clients-{base}"));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// What a test process killed outright (no drop) left: the scratch
+/// directories of runs whose test process is gone, and their cgroups. Its
+/// namespaces died with it (see [`Run::start`]).
+fn sweep_stale() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(SCRATCH_PREFIX)
+            .and_then(|rest| rest.rsplit_once('-'))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            remove_scratch(&e.path());
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
