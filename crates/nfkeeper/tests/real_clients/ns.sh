@@ -19,6 +19,17 @@
 set -u
 side=$1 client=$2 W=$3 nfk=$4 CASE=${5:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
+
+# Refuse to touch anything unless this is a new pid, network and mount
+# namespace (the harness passes its own namespaces' ids).
+if [ "$$" != 1 ] ||
+    [ "$(readlink /proc/self/ns/net)" = "${NFK_HOST_NET:-}" ] ||
+    [ "$(readlink /proc/self/ns/mnt)" = "${NFK_HOST_MNT:-}" ] ||
+    [ -z "${NFK_HOST_NET:-}" ] || [ -z "${NFK_HOST_MNT:-}" ]; then
+    echo "ns.sh: not in fresh namespaces; refusing to run" >&2
+    exit 99
+fi
+
 out=$W/out
 mkdir -p "$out/save" "$W/alt" "$W/log"
 

@@ -44,6 +44,14 @@ pub struct Run {
     dir: PathBuf,
 }
 
+/// This process's namespace of a kind (`net`, `mnt`), as its link reads.
+fn ns_id(kind: &str) -> String {
+    std::fs::read_link(format!("/proc/self/ns/{kind}"))
+        .expect("own namespace")
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// Scratch directories are `nfk-real-CLIENT-SIDE-PID` in the temp dir.
 const SCRATCH_PREFIX: &str = "nfk-real-";
 
@@ -82,9 +90,12 @@ impl Run {
             .arg(env!("CARGO_BIN_EXE_nfkeeper"))
             .arg(c.case)
             .env("PATH", PATH)
+            // ns.sh refuses to run in these (see there).
+            .env("NFK_HOST_NET", ns_id("net"))
+            .env("NFK_HOST_MNT", ns_id("mnt"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("ns.stderr")).expect("ns.stderr"))
             .spawn()
             .expect("setpriv unshare");
         Run { child, dir }
@@ -204,7 +215,9 @@ impl Outcome {
                 .lines()
                 .map(str::to_string)
                 .collect(),
-            log: read(dir.join("log/steps.log")) + &read(dir.join("log/save.err")),
+            log: read(dir.join("ns.stderr"))
+                + &read(dir.join("log/steps.log"))
+                + &read(dir.join("log/save.err")),
         }
     }
 }
