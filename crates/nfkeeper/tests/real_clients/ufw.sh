@@ -1,5 +1,6 @@
-# ufw 0.36 (Debian): enable, allow, limit, deny, reject, delete, for IPv4
-# and IPv6, then disable. Sourced by ns.sh (see there for step/snapshot).
+# ufw 0.36 (Debian): enable, allow, limit, deny, reject, route, insert,
+# default policy, logging, delete, reload, for IPv4 and IPv6, then
+# disable. Sourced by ns.sh (see there for step/snapshot).
 
 client_run() {
     # Private state: ufw's configuration, its rule files and defaults.
@@ -24,6 +25,8 @@ client_run() {
     step reject-out ufw reject out 25/tcp
     step allow-udp-range ufw allow 60000:60010/udp
     step route-allow ufw route allow in on lo out on lo to 198.51.100.0/24 port 53 proto udp
+    step insert-first ufw insert 1 deny from 203.0.113.9 to any port 22 proto tcp
+    step default-outgoing ufw default deny outgoing
     step logging ufw logging medium
     step delete-ssh ufw delete allow 22/tcp
     step delete-telnet ufw delete deny 23
