@@ -15,7 +15,7 @@ const BASE: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT A
 /// to, large enough that the table gets a snapshot
 /// (`keeper::snapshot::MIN_BYTES`).
 fn base() -> String {
-    let pad: String = (0..3000)
+    let pad: String = (0..200)
         .map(|i| format!("-A pad -s 10.1.{}.{}/32 -j ACCEPT\n", i / 256, i % 256))
         .collect();
     format!("{BASE}{pad}COMMIT\n")

@@ -111,7 +111,7 @@ pub fn nft(op: &SetOp) -> Vec<Cmd> {
             }
             vec![words(&["-f", "/dev/stdin"]).with_stdin(text)]
         }
-        SetOp::Destroy { .. } => vec![words(&["delete", "table", "inet", NFT_TABLE])],
+        SetOp::Destroy { set } => vec![words(&["delete", "set", "inet", NFT_TABLE, set])],
         SetOp::AddEach { set, members } => members.iter().map(|&m| elem(set, "add", m)).collect(),
         SetOp::DelEach { set, members } => {
             members.iter().map(|&m| elem(set, "delete", m)).collect()
