@@ -50,6 +50,19 @@ impl Session {
         Some(text)
     }
 
+    /// Chain `chain` of table `kind` from its snapshot at the current
+    /// generation: the chain declarations and that chain's rules as save
+    /// text, read by the snapshot's index (O(chain)); the whole snapshot's
+    /// text when it has no index.
+    fn fresh_chain_snapshot(&mut self, kind: TableKind, genid: u32, chain: &str) -> Option<String> {
+        let slot = self.slot(kind)?;
+        if let Some(part) = slot.load_chain(genid, chain) {
+            self.warn_foreign(kind, part.foreign);
+            return Some(part.text);
+        }
+        self.fresh_snapshot(kind, genid)
+    }
+
     /// Stream table `kind` in `form` to `out` from the kernel, writing a
     /// snapshot of it on the way (kept only if the table exists and the
     /// generation did not move meanwhile). Returns whether it exists.
@@ -123,7 +136,16 @@ impl Session {
             _ => return Ok(None),
         };
         let genid = self.genid()?;
-        let text = match self.fresh_snapshot(p.table, genid) {
+        // A read of one chain loads that chain only.
+        let one = match &p.command {
+            Command::ListRules { chain: Some(c), .. } | Command::Check(c) => Some(c.clone()),
+            _ => None,
+        };
+        let fresh = match &one {
+            Some(c) => self.fresh_chain_snapshot(p.table, genid, c),
+            None => self.fresh_snapshot(p.table, genid),
+        };
+        let text = match fresh {
             Some(t) => t,
             // A whole-table listing reads the table anyway: read it as a
             // stream that leaves a snapshot.

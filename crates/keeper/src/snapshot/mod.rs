@@ -18,9 +18,13 @@
 //! (unique for the boot, unlike its inode), the family and the table;
 //! at most [`KEEP`] are kept (oldest removed first).
 
+mod index;
+
+pub use index::ChainPart;
+use index::Indexer;
 use ruleset::{Family, TableKind};
 use std::fs::File;
-use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufWriter, Read, Seek, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -57,23 +61,19 @@ impl Slot {
     /// object descriptions and its save text. Files not owned by root (or
     /// by us) or writable by others are not trusted.
     pub fn load(&self, genid: u32) -> Option<(Vec<String>, String)> {
-        let f = File::open(&self.path).ok()?;
-        let m = f.metadata().ok()?;
-        let euid = rustix::process::geteuid().as_raw();
-        if (m.uid() != 0 && m.uid() != euid) || m.mode() & 0o022 != 0 {
-            return None;
-        }
+        let (f, len) = self.open(genid)?;
         let mut r = io::BufReader::new(f);
         let mut head = String::new();
         r.read_line(&mut head).ok()?;
-        let g: u32 = head.trim_end().strip_prefix(MAGIC)?.trim().parse().ok()?;
-        if g != genid {
-            return None;
-        }
-        let mut text = String::with_capacity(m.len() as usize);
+        let mut text = String::with_capacity(len as usize);
         r.read_to_string(&mut text).ok()?;
-        // The foreign objects the read found follow the save text.
-        let end = text.find("\n# foreign: ").map_or(text.len(), |i| i + 1);
+        // The foreign objects the read found, then the index, follow the
+        // save text.
+        let end = [text.find("\n# foreign: "), text.find("\n# index ")]
+            .into_iter()
+            .flatten()
+            .min()
+            .map_or(text.len(), |i| i + 1);
         let foreign = text[end..]
             .lines()
             .filter_map(|l| l.strip_prefix("# foreign: "))
@@ -81,6 +81,41 @@ impl Slot {
             .collect();
         text.truncate(end);
         Some((foreign, text))
+    }
+
+    /// Chain `chain`'s part of the snapshot taken at generation `genid`:
+    /// the chain declarations and its rules, read by the snapshot's index
+    /// (O(chain)). `None` when there is no such snapshot or it has no
+    /// index (then [`Slot::load`] the whole).
+    pub fn load_chain(&self, genid: u32, chain: &str) -> Option<ChainPart> {
+        let (mut f, len) = self.open(genid)?;
+        index::read_chain(&mut f, len, chain)
+    }
+
+    /// The snapshot file if it is trusted (owned by root or by us, not
+    /// writable by others) and taken at generation `genid`; and its length.
+    fn open(&self, genid: u32) -> Option<(File, u64)> {
+        let f = File::open(&self.path).ok()?;
+        let m = f.metadata().ok()?;
+        let euid = rustix::process::geteuid().as_raw();
+        if (m.uid() != 0 && m.uid() != euid) || m.mode() & 0o022 != 0 {
+            return None;
+        }
+        // The header: one line of at most ~32 bytes.
+        let mut head = [0u8; 40];
+        let n = (&f).read(&mut head).ok()?;
+        let line = head[..n].split(|&c| c == b'\n').next()?;
+        let g: u32 = std::str::from_utf8(line)
+            .ok()?
+            .strip_prefix(MAGIC)?
+            .trim()
+            .parse()
+            .ok()?;
+        if g != genid {
+            return None;
+        }
+        (&f).seek(io::SeekFrom::Start(0)).ok()?;
+        Some((f, m.len()))
     }
 
     /// Forget the snapshot (the table changed in a way not recorded).
@@ -95,9 +130,11 @@ impl Slot {
         let tmp = self
             .path
             .with_extension(format!("tmp{}", std::process::id()));
+        let pending = format!("{MAGIC} {genid}\n").into_bytes();
         Some(SnapWriter {
             w: None,
-            pending: format!("{MAGIC} {genid}\n").into_bytes(),
+            index: Indexer::at(pending.len() as u64),
+            pending,
             tmp,
             slot: self.clone(),
             line: Vec::new(),
@@ -125,6 +162,8 @@ pub struct SnapWriter {
     /// is in `pending`.
     w: Option<BufWriter<File>>,
     pending: Vec<u8>,
+    /// Where each chain's lines are (written after the text).
+    index: Indexer,
     tmp: PathBuf,
     slot: Slot,
     /// An incomplete line from the last write.
@@ -180,6 +219,7 @@ impl SnapWriter {
         if self.failed {
             return;
         }
+        self.index.write(b);
         if let Some(w) = self.w.as_mut() {
             self.failed = w.write_all(b).is_err();
             return;
@@ -208,6 +248,8 @@ impl SnapWriter {
         for f in foreign {
             self.write_out(format!("# foreign: {f}\n").as_bytes());
         }
+        let index = self.index.render();
+        self.write_out(index.as_bytes());
         // A table too small for a snapshot: nothing was written.
         let Some(mut w) = self.w.take() else {
             return;
@@ -379,6 +421,34 @@ mod tests {
             slot.load(42),
             Some((vec!["rule handle 9 in chain X".to_string()], want))
         );
+        // One chain by the index: the declarations and its rules.
+        let decls = ":INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:pad - [0:0]\n:web - [0:0]\n";
+        let cases = [
+            (
+                "web",
+                format!(
+                    "{decls}-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\n"
+                ),
+            ),
+            ("INPUT", format!("{decls}-A INPUT -j web\n")),
+            ("pad", format!("{decls}{pad}")),
+            ("none", decls.to_string()),
+        ];
+        for (chain, want) in cases {
+            let part = slot.load_chain(42, chain).expect(chain);
+            assert_eq!(part.text, want, "{chain}");
+            assert_eq!(part.foreign, ["rule handle 9 in chain X"], "{chain}");
+        }
+        assert!(slot.load_chain(43, "web").is_none(), "other generation");
+        // A chain in two places: no index, the whole text still loads.
+        let mut w = slot.writer(44).unwrap();
+        w.feed(
+            format!("*filter\n:a - [0:0]\n:b - [0:0]\n-A a -j b\n{pad}-A a -j ACCEPT\nCOMMIT\n")
+                .as_bytes(),
+        );
+        w.finish(true, &[]);
+        assert!(slot.load_chain(44, "a").is_none());
+        assert!(slot.load(44).is_some());
         assert_eq!(slot.load(43), None);
         let live = [(
             "INPUT".to_string(),

@@ -1,0 +1,160 @@
+//! A snapshot's index: where the chain declarations, each chain's rules
+//! and the foreign-object lines are in the file, so that a read of one
+//! chain (`-S CHAIN [N]`, `-C`) loads that chain and the declarations only
+//! (O(chain) instead of O(table): 160 ms → ~1 ms for a chain of 1 000 in
+//! a table of 1M rules).
+//!
+//! Format, after the snapshot's text and foreign lines: one `# index …`
+//! line per section (`decls START END`, `foreign START END`,
+//! `chain NAME START END`; byte offsets in the file, END exclusive), then
+//! `# index-at OFFSET` (where the first index line starts) as the file's
+//! last line. A table whose declarations or chains are not each one
+//! contiguous block gets no index (readers then load the whole text).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+
+/// Builds the index while the snapshot's lines are written.
+#[derive(Default)]
+pub struct Indexer {
+    /// Bytes written so far (the header included).
+    offset: u64,
+    decls: Option<(u64, u64)>,
+    chains: Vec<(String, u64, u64)>,
+    seen: HashMap<String, usize>,
+    foreign: Option<(u64, u64)>,
+    /// Some section was not contiguous: no index.
+    broken: bool,
+}
+
+impl Indexer {
+    /// An indexer for a file whose first `offset` bytes (the header) are
+    /// already written.
+    pub fn at(offset: u64) -> Indexer {
+        Indexer {
+            offset,
+            ..Indexer::default()
+        }
+    }
+
+    /// Account for `b` (whole lines) written at the current offset.
+    pub fn write(&mut self, b: &[u8]) {
+        for line in b.split_inclusive(|&c| c == b'\n') {
+            let (start, end) = (self.offset, self.offset + line.len() as u64);
+            self.offset = end;
+            if line.starts_with(b":") {
+                match &mut self.decls {
+                    Some((_, e)) if *e == start => *e = end,
+                    Some(_) => self.broken = true,
+                    None => self.decls = Some((start, end)),
+                }
+            } else if let Some(rest) = line.strip_prefix(b"-A ") {
+                let name = rest
+                    .split(|&c| c == b' ' || c == b'\n')
+                    .next()
+                    .unwrap_or(b"");
+                let name = String::from_utf8_lossy(name);
+                match self.chains.last_mut() {
+                    Some((n, _, e)) if *n == name && *e == start => *e = end,
+                    _ => {
+                        if self.seen.contains_key(name.as_ref()) {
+                            self.broken = true;
+                        }
+                        self.seen.insert(name.to_string(), self.chains.len());
+                        self.chains.push((name.into_owned(), start, end));
+                    }
+                }
+            } else if line.starts_with(b"# foreign: ") {
+                match &mut self.foreign {
+                    Some((_, e)) if *e == start => *e = end,
+                    Some(_) => self.broken = true,
+                    None => self.foreign = Some((start, end)),
+                }
+            }
+        }
+    }
+
+    /// The index lines to append (at the current offset), or nothing.
+    pub fn render(&self) -> String {
+        if self.broken {
+            return String::new();
+        }
+        let at = self.offset;
+        let (ds, de) = self.decls.unwrap_or((at, at));
+        let (fs, fe) = self.foreign.unwrap_or((at, at));
+        let mut s = format!("# index decls {ds} {de}\n# index foreign {fs} {fe}\n");
+        for (n, a, b) in &self.chains {
+            s.push_str(&format!("# index chain {n} {a} {b}\n"));
+        }
+        s.push_str(&format!("# index-at {at}\n"));
+        s
+    }
+}
+
+/// What a snapshot holds for one chain: the table's chain declarations
+/// and that chain's rules (save text), and the foreign-object lines.
+pub struct ChainPart {
+    pub text: String,
+    pub foreign: Vec<String>,
+}
+
+fn read_at(f: &mut File, start: u64, end: u64) -> io::Result<String> {
+    let mut b = vec![0; end.saturating_sub(start) as usize];
+    f.seek(SeekFrom::Start(start))?;
+    f.read_exact(&mut b)?;
+    String::from_utf8(b).map_err(io::Error::other)
+}
+
+/// Chain `chain`'s part of the snapshot file `f` (its header already
+/// checked by the caller), by its index; `None` when the file has no index.
+/// A chain without rules (or not declared) yields the declarations alone.
+pub fn read_chain(f: &mut File, len: u64, chain: &str) -> Option<ChainPart> {
+    let tail_len = len.min(64);
+    let tail = read_at(f, len - tail_len, len).ok()?;
+    let at: u64 = tail
+        .trim_end()
+        .rsplit('\n')
+        .next()?
+        .strip_prefix("# index-at ")?
+        .parse()
+        .ok()?;
+    let index = read_at(f, at, len).ok()?;
+    let (mut decls, mut foreign, mut part) = (None, None, None);
+    for line in index.lines() {
+        if line.starts_with("# index-at ") {
+            break;
+        }
+        let mut w = line.strip_prefix("# index ")?.split(' ');
+        let what = w.next()?;
+        let name = if what == "chain" { w.next()? } else { "" };
+        let (Some(a), Some(b)) = (w.next(), w.next()) else {
+            continue;
+        };
+        let (a, b): (u64, u64) = (a.parse().ok()?, b.parse().ok()?);
+        if a > b || b > at {
+            return None;
+        }
+        match what {
+            "decls" => decls = Some((a, b)),
+            "foreign" => foreign = Some((a, b)),
+            "chain" if name == chain => part = Some((a, b)),
+            _ => {}
+        }
+    }
+    let (ds, de) = decls?;
+    let mut text = read_at(f, ds, de).ok()?;
+    if let Some((a, b)) = part {
+        text.push_str(&read_at(f, a, b).ok()?);
+    }
+    let foreign = match foreign {
+        Some((a, b)) => read_at(f, a, b)
+            .ok()?
+            .lines()
+            .filter_map(|l| l.strip_prefix("# foreign: "))
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    };
+    Some(ChainPart { text, foreign })
+}
