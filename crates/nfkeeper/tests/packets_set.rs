@@ -256,3 +256,56 @@ fn fail2ban_iptables_ipset_action() {
     );
     client.expect_tcp(server, SRV4, &[(22, "ok", "the action stopped")]);
 }
+
+/// `-j SET`: a connect to port 87 adds the client's address to `seen`
+/// from the packet path (the rule table's copy, see docs/ipset.md); `ipset
+/// test` and `ipset list` then show it, a `-m set` rule of the same table
+/// drops the client's connects to port 88, and a connect to port 89
+/// (`--del-set`) takes it out again.
+#[test]
+fn set_target_adds_and_deletes_from_the_packet_path() {
+    let Some(net) = lan("settgt") else { return };
+    let (server, client) = (&net.server, &net.client);
+    let _srv = server.serve(&["t87", "t88", "t89"]);
+    server.nfk_all(
+        "
+        ipset create seen hash:ip timeout 600
+        iptables -A INPUT -p tcp --dport 87 -j SET --add-set seen src --exist --timeout 300
+        iptables -A INPUT -p tcp --dport 88 -m set --match-set seen src -j DROP
+        iptables -A INPUT -p tcp --dport 89 -j SET --del-set seen src
+        ",
+    );
+    let not_in = format!("{CLI4} is NOT in set seen.\n");
+    let is_in = format!("Warning: {CLI4} is in set seen.\n");
+    let test = format!("ipset test seen {CLI4}");
+    expect_all(server, &[(&test, 1, "", &not_in)]);
+    client.expect_tcp(server, SRV4, &[(88, "ok", "not seen yet"), (87, "ok", "SET goes on")]);
+    expect_all(server, &[(&test, 0, "", &is_in)]);
+    let (code, list, _) = run(server, "ipset list seen");
+    assert_eq!(code, 0);
+    let members: Vec<&str> = list
+        .lines()
+        .skip_while(|l| *l != "Members:")
+        .skip(1)
+        .collect();
+    assert_eq!(members.len(), 1, "{list}");
+    let timeout: u32 = members[0]
+        .strip_prefix(&format!("{CLI4} timeout "))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{list}"));
+    assert!((290..=300).contains(&timeout), "--timeout 300: {list}");
+    client.expect_tcp(server, SRV4, &[(88, "timeout", "seen")]);
+    client.expect_tcp(server, SRV4, &[(89, "ok", "--del-set")]);
+    expect_all(server, &[(&test, 1, "", &not_in)]);
+    client.expect_tcp(server, SRV4, &[(88, "ok", "deleted")]);
+    // ipset commands reach the member the packet path added.
+    client.expect_tcp(server, SRV4, &[(87, "ok", "seen again")]);
+    expect_all(
+        server,
+        &[
+            (&format!("ipset del seen {CLI4}"), 0, "", ""),
+            (&test, 1, "", &not_in),
+        ],
+    );
+    client.expect_tcp(server, SRV4, &[(88, "ok", "deleted by ipset")]);
+}

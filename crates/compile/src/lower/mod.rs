@@ -643,6 +643,7 @@ fn lower_target(t: &TargetExt, cx: &mut Cx) -> Result<()> {
         TargetExt::Synproxy(x) => l::synproxy::lower(x, cx),
         TargetExt::Snpt(x) => l::npt::lower_snpt(x, cx),
         TargetExt::Dnpt(x) => l::npt::lower_dnpt(x, cx),
+        TargetExt::Set(x) => l::set::lower(x, cx),
         // The targets nfkeeper runs only through nft_compat (crate::compat).
         other => Err(LowerError::not_native(
             other.name(),

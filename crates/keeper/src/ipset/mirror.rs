@@ -104,6 +104,12 @@ pub(super) fn new_set(fam: nft::Family, table: &str, name: &str, spec: &SetSpec,
     if m.role == Role::Copy {
         // The home enforces maxelem; a copy takes what the home holds.
         s.size = None;
+        // `-j SET` updates the copy from the packet path, which needs a
+        // dynamic set (a backend that can update); interval sets have
+        // none, and `-j SET` refuses them.
+        if !spec.interval {
+            s.flags = s.flags.map(|f| f | nft::set::flags::EVAL);
+        }
     }
     s
 }
