@@ -79,7 +79,10 @@ impl Source for Warm<'_> {
         sync(self.sh, st, sock, attempt > 0)?;
         // ipsets are not kept warm: the sets rules name are read per
         // attempt, as direct mode does.
-        if !writes.iter().any(|w| matches!(w.work, keeper::txn::Work::Ipset(_))) {
+        if !writes
+            .iter()
+            .any(|w| matches!(w.work, keeper::txn::Work::Ipset(_)))
+        {
             st.ipset = keeper::ipset::Sets::default();
             keeper::ipset::rules::prepare(sock, st, writes, keeper::ipset::now())
                 .map_err(Error::from_nft)?;

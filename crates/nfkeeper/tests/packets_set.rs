@@ -111,7 +111,11 @@ fn hash_ip_port_and_net() {
     );
     server.nfk("ipset del nets 10.89.0.0/28");
     server.nfk("ipset add nets 10.89.0.16/28");
-    client.expect_tcp(server, SRV4, &[(86, "ok", "10.89.0.16/28 lacks the client")]);
+    client.expect_tcp(
+        server,
+        SRV4,
+        &[(86, "ok", "10.89.0.16/28 lacks the client")],
+    );
 }
 
 /// ipset's rule: a set a rule uses cannot be destroyed (its exact
@@ -171,7 +175,11 @@ fn in_use_sets_and_saved_rules() {
             ("iptables -D INPUT 2", 0, "", ""),
         ],
     );
-    assert!(has_copy(&ns, "s"), "one rule still uses s\n{}", ns.ruleset());
+    assert!(
+        has_copy(&ns, "s"),
+        "one rule still uses s\n{}",
+        ns.ruleset()
+    );
     expect_all(
         &ns,
         &[
@@ -181,7 +189,12 @@ fn in_use_sets_and_saved_rules() {
                 "",
                 "ipset v7.21: Set cannot be destroyed: it is in use by a kernel component\n",
             ),
-            ("iptables -D INPUT -m set ! --match-set s dst --return-nomatch -j ACCEPT", 0, "", ""),
+            (
+                "iptables -D INPUT -m set ! --match-set s dst --return-nomatch -j ACCEPT",
+                0,
+                "",
+                "",
+            ),
         ],
     );
     assert!(!has_copy(&ns, "s"), "no rule uses s\n{}", ns.ruleset());
@@ -211,7 +224,12 @@ fn fail2ban_iptables_ipset_action() {
     expect_all(
         server,
         &[
-            ("ipset -exist create f2b-sshd hash:ip timeout 0 maxelem 65536", 0, "", ""),
+            (
+                "ipset -exist create f2b-sshd hash:ip timeout 0 maxelem 65536",
+                0,
+                "",
+                "",
+            ),
             (&format!("iptables -w -I {rule}"), 0, "", ""),
         ],
     );
@@ -219,7 +237,12 @@ fn fail2ban_iptables_ipset_action() {
     expect_all(
         server,
         &[
-            (&format!("ipset -exist add f2b-sshd {CLI4} timeout 600"), 0, "", ""),
+            (
+                &format!("ipset -exist add f2b-sshd {CLI4} timeout 600"),
+                0,
+                "",
+                "",
+            ),
             (
                 &format!("ipset test f2b-sshd {CLI4}"),
                 0,
@@ -247,7 +270,12 @@ fn fail2ban_iptables_ipset_action() {
     expect_all(
         server,
         &[
-            (&format!("ipset -exist add f2b-sshd {CLI4} timeout 600"), 0, "", ""),
+            (
+                &format!("ipset -exist add f2b-sshd {CLI4} timeout 600"),
+                0,
+                "",
+                "",
+            ),
             (&format!("iptables -w -D {rule}"), 0, "", ""),
             ("ipset flush f2b-sshd", 0, "", ""),
             ("ipset destroy f2b-sshd", 0, "", ""),
@@ -279,7 +307,11 @@ fn set_target_adds_and_deletes_from_the_packet_path() {
     let is_in = format!("Warning: {CLI4} is in set seen.\n");
     let test = format!("ipset test seen {CLI4}");
     expect_all(server, &[(&test, 1, "", &not_in)]);
-    client.expect_tcp(server, SRV4, &[(88, "ok", "not seen yet"), (87, "ok", "SET goes on")]);
+    client.expect_tcp(
+        server,
+        SRV4,
+        &[(88, "ok", "not seen yet"), (87, "ok", "SET goes on")],
+    );
     expect_all(server, &[(&test, 0, "", &is_in)]);
     let (code, list, _) = run(server, "ipset list seen");
     assert_eq!(code, 0);

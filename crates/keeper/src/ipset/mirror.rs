@@ -92,7 +92,13 @@ pub(super) fn member_elems(
 
 /// The nftables set of `name` for `h` in `table` of `fam` (userdata from
 /// `m`).
-pub(super) fn new_set(fam: nft::Family, table: &str, name: &str, spec: &SetSpec, m: &SetMeta) -> nft::Set {
+pub(super) fn new_set(
+    fam: nft::Family,
+    table: &str,
+    name: &str,
+    spec: &SetSpec,
+    m: &SetMeta,
+) -> nft::Set {
     let mut s = spec.to_nft(fam, table, name);
     s.userdata = meta::encode_set(m);
     if spec.counter {

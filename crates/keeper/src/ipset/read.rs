@@ -156,7 +156,14 @@ pub fn members(
                 c.1 += x.bytes;
             }
             if seen.insert(key.clone()) {
-                members.push((key, Ext { packets: 0, bytes: 0, ..x }));
+                members.push((
+                    key,
+                    Ext {
+                        packets: 0,
+                        bytes: 0,
+                        ..x
+                    },
+                ));
             }
         }
     }
@@ -260,7 +267,14 @@ pub fn probe(
                     c.1 += x.bytes;
                 }
                 if !members.iter().any(|(m, _)| *m == key) {
-                    members.push((key, Ext { packets: 0, bytes: 0, ..x }));
+                    members.push((
+                        key,
+                        Ext {
+                            packets: 0,
+                            bytes: 0,
+                            ..x
+                        },
+                    ));
                 }
             }
         }

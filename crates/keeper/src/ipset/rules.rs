@@ -113,11 +113,11 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
             }
             let t = st.model.table(f, k);
             for c in t.chains() {
-                let Ok(rules) = t.rules(&c.name) else {
+                let Ok(rules) = t.rules(c.name) else {
                     continue;
                 };
                 for r in rules {
-                    for n in rule_names(&r.body) {
+                    for n in rule_names(r.body) {
                         put(n, Some((f, k)));
                     }
                 }
@@ -216,7 +216,8 @@ impl Planner<'_> {
         let h = set.header.clone();
         let spec = set_spec(&h).map_err(|e| Error::other(e.to_string()))?;
         let entries = KernelMirror::all_entries(set);
-        let elems = member_elems(&spec, &h, &entries, false).map_err(|e| Error::other(e.to_string()))?;
+        let elems =
+            member_elems(&spec, &h, &entries, false).map_err(|e| Error::other(e.to_string()))?;
         let (fam, table) = copy_at(family, kind);
         let m = SetMeta {
             role: Role::Copy,
@@ -293,7 +294,11 @@ pub fn removing_tables(w: &Write) -> Vec<(Family, TableKind)> {
             for p in cmds {
                 let removes = matches!(
                     p.command,
-                    C::Delete(_) | C::DeleteNum(..) | C::Flush(_) | C::DeleteChain(_) | C::Replace(..)
+                    C::Delete(_)
+                        | C::DeleteNum(..)
+                        | C::Flush(_)
+                        | C::DeleteChain(_)
+                        | C::Replace(..)
                 );
                 if removes && !out.contains(&(w.family, p.table)) {
                     out.push((w.family, p.table));

@@ -140,8 +140,18 @@ pub fn load_key(
         let src = d.map(|n| dirs[n]);
         let dreg = first + at / 4;
         let e = match f {
-            Field::Ipv4Addr => payload(dreg, base::NETWORK, if src == Some(true) { 12 } else { 16 }, 4),
-            Field::Ipv6Addr => payload(dreg, base::NETWORK, if src == Some(true) { 8 } else { 24 }, 16),
+            Field::Ipv4Addr => payload(
+                dreg,
+                base::NETWORK,
+                if src == Some(true) { 12 } else { 16 },
+                4,
+            ),
+            Field::Ipv6Addr => payload(
+                dreg,
+                base::NETWORK,
+                if src == Some(true) { 8 } else { 24 },
+                16,
+            ),
             Field::InetProto => Expr::Meta {
                 key: meta::L4PROTO,
                 dreg,

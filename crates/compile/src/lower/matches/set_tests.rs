@@ -1,9 +1,9 @@
 use super::*;
 use crate::lower::testutil::{load, meta};
 use crate::lower::{Ipsets, LowerError};
-use iptables::Rule;
 use ipset::exec::{run, Ctx, NoMirror};
 use ipset::model::{Header, Store};
+use iptables::Rule;
 use nft::expr::{base, meta as mk, reg, LOOKUP_F_INV};
 use ruleset::{Family, TableKind};
 use std::collections::HashMap;
@@ -25,7 +25,10 @@ impl Catalog {
             let w: Vec<&str> = c.split_whitespace().collect();
             let o = run(&mut ctx, &w, None);
             assert_eq!(o.code, 0, "{c}: {}", o.stderr);
-            out.insert(w[1].to_string(), ctx.store.get(w[1]).unwrap().header.clone());
+            out.insert(
+                w[1].to_string(),
+                ctx.store.get(w[1]).unwrap().header.clone(),
+            );
         }
         Catalog(out)
     }
@@ -112,12 +115,25 @@ fn lookups_load_the_key_ipset_reads() {
     let r0 = reg::R32_00;
     let v4 = Family::Ipv4;
     let cases: Vec<(Family, u8, Set, Vec<Expr>)> = vec![
-        (v4, 0, set("ip", "src"), vec![load(base::NETWORK, 12, 4), lookup("ip", reg::R1, false)]),
-        (v4, 0, set("ip", "dst,src"), vec![load(base::NETWORK, 16, 4), lookup("ip", reg::R1, false)]),
         (
             v4,
             0,
-            Set { inv: true, ..set("net", "dst") },
+            set("ip", "src"),
+            vec![load(base::NETWORK, 12, 4), lookup("ip", reg::R1, false)],
+        ),
+        (
+            v4,
+            0,
+            set("ip", "dst,src"),
+            vec![load(base::NETWORK, 16, 4), lookup("ip", reg::R1, false)],
+        ),
+        (
+            v4,
+            0,
+            Set {
+                inv: true,
+                ..set("net", "dst")
+            },
             vec![load(base::NETWORK, 16, 4), lookup("net", reg::R1, true)],
         ),
         (
@@ -170,7 +186,12 @@ fn lookups_load_the_key_ipset_reads() {
                 lookup("netiface", r0, false),
             ],
         ),
-        (v4, 0, set("mac", "src"), vec![load(base::LL, 6, 6), lookup("mac", reg::R1, false)]),
+        (
+            v4,
+            0,
+            set("mac", "src"),
+            vec![load(base::LL, 6, 6), lookup("mac", reg::R1, false)],
+        ),
         (
             v4,
             0,
@@ -181,7 +202,12 @@ fn lookups_load_the_key_ipset_reads() {
                 lookup("ipmark", r0, false),
             ],
         ),
-        (v4, 17, set("port", "dst"), vec![load(base::TRANSPORT, 2, 2), lookup("port", reg::R1, false)]),
+        (
+            v4,
+            17,
+            set("port", "dst"),
+            vec![load(base::TRANSPORT, 2, 2), lookup("port", reg::R1, false)],
+        ),
         (
             v4,
             0,
@@ -214,8 +240,18 @@ fn what_ipset_would_do_differently_is_refused() {
     let c = catalog();
     let v4 = Family::Ipv4;
     let refused: Vec<(Family, u8, Set, &str)> = vec![
-        (v4, 0, set("ipport", "src,dst"), "depends on the packet's protocol"),
-        (v4, 47, set("ipport", "src,dst"), "depends on the packet's protocol"),
+        (
+            v4,
+            0,
+            set("ipport", "src,dst"),
+            "depends on the packet's protocol",
+        ),
+        (
+            v4,
+            47,
+            set("ipport", "src,dst"),
+            "depends on the packet's protocol",
+        ),
         (v4, 132, set("port", "dst"), "-p tcp or udp"),
         (v4, 6, set("ipport", "src"), "2 dimensions"),
         (v4, 0, set("ip6", "src"), "family inet6"),

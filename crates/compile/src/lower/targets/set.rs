@@ -43,15 +43,20 @@ pub fn lower(t: &SetTarget, cx: &mut Cx) -> Result<()> {
                 ))
             }
             (Some(0), Some(0)) => None,
-            (Some(0), Some(_)) => {
-                return Err(LowerError::not_native(
-                    what,
-                    "a packet-path add cannot make a permanent member of a set with a default timeout",
-                ))
-            }
+            (Some(0), Some(_)) => return Err(LowerError::not_native(
+                what,
+                "a packet-path add cannot make a permanent member of a set with a default timeout",
+            )),
             (Some(n), Some(_)) => Some(u64::from(n) * 1000),
         };
-        update(cx, &what, a, &h, if t.exist { op::UPDATE } else { op::ADD }, timeout)?;
+        update(
+            cx,
+            &what,
+            a,
+            &h,
+            if t.exist { op::UPDATE } else { op::ADD },
+            timeout,
+        )?;
     }
     if let Some(d) = &t.del {
         let what = format!("-j SET --del-set {}", d.name);

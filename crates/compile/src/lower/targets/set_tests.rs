@@ -1,9 +1,9 @@
 use super::*;
 use crate::lower::testutil::load;
 use crate::lower::{Ipsets, LowerError};
-use iptables::Rule;
 use ipset::exec::{run, Ctx, NoMirror};
 use ipset::model::{Header, Store};
+use iptables::Rule;
 use nft::expr::{base, reg};
 use nft::Expr;
 use ruleset::{Family, TableKind};
@@ -38,7 +38,10 @@ fn catalog() -> Catalog {
     ] {
         let w: Vec<&str> = c.split_whitespace().collect();
         assert_eq!(run(&mut ctx, &w, None).code, 0, "{c}");
-        out.insert(w[1].to_string(), ctx.store.get(w[1]).unwrap().header.clone());
+        out.insert(
+            w[1].to_string(),
+            ctx.store.get(w[1]).unwrap().header.clone(),
+        );
     }
     Catalog(out)
 }
@@ -93,7 +96,10 @@ fn adds_and_deletes_are_dynset_updates_of_the_copy() {
                 timeout: Some(30),
                 ..target(r("tmo", &[false]), None)
             },
-            vec![dst.clone(), dynset("tmo", None, op::UPDATE, reg::R1, Some(30_000))],
+            vec![
+                dst.clone(),
+                dynset("tmo", None, op::UPDATE, reg::R1, Some(30_000)),
+            ],
         ),
         (
             0,
