@@ -341,3 +341,66 @@ fn set_target_adds_and_deletes_from_the_packet_path() {
     );
     client.expect_tcp(server, SRV4, &[(88, "ok", "deleted by ipset")]);
 }
+
+/// A set of the kernel's own ipset module (made by the real `ipset`) is
+/// reached through nft_compat: the real tool's add/del change the verdict
+/// of nfkeeper's rule, `-j SET` adds to it, and the real tool's destroy is
+/// refused while the rule is there. Skips without the real `ipset`.
+#[test]
+fn kernel_ipsets_through_the_xtables_match() {
+    let Some(net) = lan("kset") else { return };
+    let (server, client) = (&net.server, &net.client);
+    let real = |args: &[&str]| {
+        let mut argv = vec!["ipset"];
+        argv.extend_from_slice(args);
+        let o = server.exec(&argv);
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    if real(&["version"]).0 != 0 {
+        eprintln!("SKIP: the real ipset tool is not installed");
+        return;
+    }
+    let _srv = server.serve(&["t90", "t91"]);
+    assert_eq!(real(&["create", "k", "hash:ip"]).0, 0);
+    server.nfk_all(
+        "
+        iptables -A INPUT -p tcp --dport 90 -m set --match-set k src -j DROP
+        iptables -A INPUT -p tcp --dport 91 -j SET --add-set k src
+        ",
+    );
+    client.expect_tcp(server, SRV4, &[(90, "ok", "k is empty")]);
+    assert_eq!(real(&["add", "k", CLI4]).0, 0);
+    client.expect_tcp(
+        server,
+        SRV4,
+        &[(90, "timeout", "real ipset added the client")],
+    );
+    assert_eq!(real(&["del", "k", CLI4]).0, 0);
+    client.expect_tcp(server, SRV4, &[(90, "ok", "real ipset deleted it")]);
+    client.expect_tcp(server, SRV4, &[(91, "ok", "-j SET goes on")]);
+    assert_eq!(real(&["test", "k", CLI4]).0, 0, "-j SET added the client");
+    let (code, err) = real(&["destroy", "k"]);
+    assert_eq!(code, 1, "in use: {err}");
+    assert!(
+        err.ends_with("Set cannot be destroyed: it is in use by a kernel component\n"),
+        "{err}"
+    );
+    expect_all(
+        server,
+        &[
+            (
+                "iptables -S INPUT",
+                0,
+                "-P INPUT ACCEPT\n\
+                 -A INPUT -p tcp -m tcp --dport 90 -m set --match-set k src -j DROP\n\
+                 -A INPUT -p tcp -m tcp --dport 91 -j SET --add-set k src\n",
+                "",
+            ),
+            ("iptables -F INPUT", 0, "", ""),
+        ],
+    );
+    assert_eq!(real(&["destroy", "k"]).0, 0);
+}

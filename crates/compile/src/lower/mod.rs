@@ -116,6 +116,10 @@ pub enum IpsetInfo<'a> {
     Unknown,
     /// Not one of nfkeeper's ipsets.
     Missing,
+    /// A set of the kernel's own ipset module (made by the real `ipset`),
+    /// by its index: the rule reaches it through nft_compat's xtables
+    /// `set` match / `SET` target.
+    Kernel(u16),
     /// nfkeeper's ipset of this header.
     Ours(&'a ipset::model::Header),
 }

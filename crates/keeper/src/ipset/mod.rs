@@ -73,6 +73,9 @@ pub struct Sets {
     /// Whether the sets the rules being written name were read (see
     /// [`rules::prepare`]); if not, the lowering knows no ipsets.
     pub for_rules: bool,
+    /// Sets of the kernel's own ipset module that rules name, by their
+    /// kernel index (see [`rules::prepare`]).
+    pub kernel: HashMap<String, u16>,
 }
 
 impl Default for Sets {
@@ -83,6 +86,7 @@ impl Default for Sets {
             table: false,
             all: false,
             for_rules: false,
+            kernel: HashMap::new(),
         }
     }
 }

@@ -148,6 +148,12 @@ pub fn prepare(
     for (name, at) in needed {
         if !sets.places.contains_key(&name) {
             let Some(m) = read::home(sock, &name)? else {
+                // Not ours: maybe the kernel ipset module's.
+                if !sets.kernel.contains_key(&name) {
+                    if let Some(i) = nft::ipset_index::lookup(&name).map_err(nft::Error::Io)? {
+                        sets.kernel.insert(name.clone(), i);
+                    }
+                }
                 continue;
             };
             sets.table = true;
@@ -174,7 +180,10 @@ impl Ipsets for Sets {
         match self.store.get(name) {
             _ if !self.for_rules => IpsetInfo::Unknown,
             Some(s) if self.places.contains_key(name) => IpsetInfo::Ours(&s.header),
-            _ => IpsetInfo::Missing,
+            _ => match self.kernel.get(name) {
+                Some(&i) => IpsetInfo::Kernel(i),
+                None => IpsetInfo::Missing,
+            },
         }
     }
 }

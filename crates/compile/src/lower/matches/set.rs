@@ -15,9 +15,12 @@
 //! - `--packets-*`, `--bytes-*`: a rule cannot read an element's
 //!   counters: refused.
 //!
-//! A name that is not one of nfkeeper's ipsets is [`LowerError::NoSet`]
-//! (iptables' "Set NAME doesn't exist."); without a catalog of the ipsets
-//! ([`crate::lower::NoIpsets`]) the match has no native form.
+//! A set of the kernel's own ipset module (made by the real `ipset`) is
+//! matched by that module, through nft_compat (`match set` revision 4,
+//! what iptables-nft loads). A name that is neither is
+//! [`LowerError::NoSet`] (iptables' "Set NAME doesn't exist."); without a
+//! catalog of the ipsets ([`crate::lower::NoIpsets`]) the match has no
+//! native form.
 
 use super::set_key::load_key;
 use crate::lower::{Cx, IpsetInfo, LowerError, Result};
@@ -34,6 +37,15 @@ pub fn lower(m: &Set, cx: &mut Cx) -> Result<()> {
             ))
         }
         IpsetInfo::Missing => return Err(LowerError::NoSet(m.name.clone())),
+        IpsetInfo::Kernel(index) => {
+            let c = crate::compat::matches::set::info(m, index);
+            cx.push(Expr::Match {
+                name: c.name.to_string(),
+                rev: c.rev,
+                info: c.info,
+            });
+            return Ok(());
+        }
         IpsetInfo::Ours(h) => h.clone(),
     };
     if m.packets != CounterOp::None || m.bytes != CounterOp::None {

@@ -38,6 +38,7 @@ impl Ipsets for Catalog {
     fn info(&self, name: &str) -> IpsetInfo<'_> {
         match self.0.get(name) {
             Some(h) => IpsetInfo::Ours(h),
+            None if name == "kset" => IpsetInfo::Kernel(7),
             None => IpsetInfo::Missing,
         }
     }
@@ -289,4 +290,26 @@ fn unknown_names_are_iptables_missing_set() {
         lower(&set("ip", "src"), &mut cx),
         Err(LowerError::NotNative { .. })
     ));
+}
+
+#[test]
+fn kernel_ipsets_go_through_the_xtables_match() {
+    let c = catalog();
+    let m = Set {
+        inv: true,
+        ..set("kset", "src,dst")
+    };
+    let (got, used) = lower_with(&c, Family::Ipv4, 0, &m).unwrap();
+    let info = crate::compat::matches::set::info(&m, 7);
+    assert_eq!(
+        got,
+        vec![Expr::Match {
+            name: "set".into(),
+            rev: 4,
+            info: info.info.clone(),
+        }]
+    );
+    // Index 7, two dimensions, inverted with the first a source.
+    assert_eq!(&info.info[..4], &[7, 0, 2, 0b011]);
+    assert!(used.is_empty(), "no copy for a kernel set");
 }

@@ -25,6 +25,10 @@ use iptables::ext::targets::set::{SetRef, SetTarget};
 use nft::expr::dynset::{dynset, op};
 
 pub fn lower(t: &SetTarget, cx: &mut Cx) -> Result<()> {
+    if let Some(x) = kernel(t, cx)? {
+        cx.push(x);
+        return Ok(());
+    }
     if let Some(m) = &t.map {
         return Err(LowerError::not_native(
             format!("-j SET --map-set {}", m.name),
@@ -66,13 +70,41 @@ pub fn lower(t: &SetTarget, cx: &mut Cx) -> Result<()> {
     Ok(())
 }
 
+/// The nft_compat `SET` target (revision 3) when its sets are the kernel
+/// ipset module's; `None` when none is. A target naming sets of both
+/// kinds is refused (one target cannot be both).
+fn kernel(t: &SetTarget, cx: &Cx) -> Result<Option<nft::Expr>> {
+    let refs: Vec<&SetRef> = [&t.add, &t.del, &t.map].into_iter().flatten().collect();
+    let kernel = |r: &&SetRef| matches!(cx.ipsets.info(&r.name), IpsetInfo::Kernel(_));
+    if !refs.iter().any(kernel) {
+        return Ok(None);
+    }
+    if !refs.iter().all(kernel) {
+        return Err(LowerError::not_native(
+            "-j SET",
+            "it names both nfkeeper's ipsets and the kernel ipset module's sets",
+        ));
+    }
+    let index_of = |n: &str| match cx.ipsets.info(n) {
+        IpsetInfo::Kernel(i) => Some(i),
+        _ => None,
+    };
+    let c = crate::compat::targets::set::info(t, index_of)
+        .expect("every set of the target has a kernel index");
+    Ok(Some(nft::Expr::Target {
+        name: c.name.to_string(),
+        rev: c.rev,
+        info: c.info,
+    }))
+}
+
 fn header(cx: &Cx, what: &str, r: &SetRef) -> Result<ipset::model::Header> {
     match cx.ipsets.info(&r.name) {
         IpsetInfo::Unknown => Err(LowerError::not_native(
             what,
             "the lowering was not given nfkeeper's ipsets",
         )),
-        IpsetInfo::Missing => Err(LowerError::NoSet(r.name.clone())),
+        IpsetInfo::Missing | IpsetInfo::Kernel(_) => Err(LowerError::NoSet(r.name.clone())),
         IpsetInfo::Ours(h) => Ok(h.clone()),
     }
 }
