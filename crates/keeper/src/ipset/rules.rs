@@ -175,6 +175,27 @@ pub fn prepare(
     Ok(())
 }
 
+/// The ipsets `names` as the lowering sees them, headers only (for
+/// `verify`): one GET per name, and a kernel ipset index for names that
+/// are not ours.
+pub fn catalog(sock: &mut Socket, names: &BTreeSet<String>) -> Result<Sets, nft::Error> {
+    let mut sets = Sets {
+        for_rules: true,
+        ..Sets::default()
+    };
+    for name in names {
+        match read::home(sock, name)? {
+            Some(m) => install(&mut sets, name, m, Vec::new()),
+            None => {
+                if let Some(i) = nft::ipset_index::lookup(name).map_err(nft::Error::Io)? {
+                    sets.kernel.insert(name.clone(), i);
+                }
+            }
+        }
+    }
+    Ok(sets)
+}
+
 impl Ipsets for Sets {
     fn info(&self, name: &str) -> IpsetInfo<'_> {
         match self.store.get(name) {

@@ -9,7 +9,7 @@
 //! not constant, and have timeouts if a timeout is given.
 
 use super::Expr;
-use crate::netlink::Writer;
+use crate::netlink::{Attrs, Tb, Writer};
 
 pub const NAME: &str = "dynset";
 
@@ -44,5 +44,49 @@ pub fn dynset(set: &str, set_id: Option<u32>, op: u32, sreg: u32, timeout_ms: Op
     Expr::Other {
         name: NAME.to_string(),
         data,
+    }
+}
+
+/// The data of a dynset expression (as [`dynset`] builds it or the kernel
+/// dumps it: with its zero timeout and flags, without the set id) in
+/// [`dynset`]'s form, to compare the two; `None` if it does not parse.
+pub fn canonical(data: &[u8]) -> Option<Vec<u8>> {
+    let t = Tb::parse(Attrs::new(data)).ok()?;
+    let set = t.string(NFTA_DYNSET_SET_NAME).ok()?;
+    let op = t.be32(NFTA_DYNSET_OP).ok()?;
+    let sreg = t.be32(NFTA_DYNSET_SREG_KEY).ok()?;
+    let timeout = t.opt_be64(NFTA_DYNSET_TIMEOUT).ok()?.filter(|t| *t != 0);
+    match dynset(&set, None, op, sreg, timeout) {
+        Expr::Other { data, .. } => Some(data),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_forgets_what_the_kernel_adds() {
+        let Expr::Other { data: ours, .. } = dynset("s", Some(3), op::UPDATE, 8, Some(5000)) else {
+            unreachable!()
+        };
+        let Expr::Other { data: plain, .. } = dynset("s", None, op::UPDATE, 8, Some(5000)) else {
+            unreachable!()
+        };
+        assert_eq!(canonical(&ours), Some(plain.clone()));
+        // The kernel's dump: name, sreg, op, timeout 0, flags 0.
+        let mut dumped = Vec::new();
+        let mut w = Writer::new(&mut dumped);
+        w.put_str(NFTA_DYNSET_SET_NAME, "s");
+        w.put_be32(NFTA_DYNSET_SREG_KEY, 8);
+        w.put_be32(NFTA_DYNSET_OP, op::ADD);
+        w.put_be64(NFTA_DYNSET_TIMEOUT, 0);
+        w.put_be32(9, 0);
+        let Expr::Other { data: add, .. } = dynset("s", None, op::ADD, 8, None) else {
+            unreachable!()
+        };
+        assert_eq!(canonical(&dumped), Some(add));
+        assert_eq!(canonical(b"\x01"), None);
     }
 }

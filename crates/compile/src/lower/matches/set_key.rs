@@ -12,10 +12,12 @@
 //! never matches in the kernel; so does one whose set is of the other
 //! address family.
 //!
-//! Registers: a single field goes to register 1; a concatenation starts
-//! at `NFT_REG32_00`, each field at the next 4-byte register after the
-//! previous one padded to 4 bytes (the kernel zeroes a partly written
-//! register's tail, so the padding matches the set's keys).
+//! Registers: the key starts in register 1; in a concatenation each
+//! further field goes to the next 4-byte register after the previous one
+//! padded to 4 bytes (the kernel zeroes a partly written register's tail,
+//! so the padding matches the set's keys). A 4-byte register at the start
+//! of a 16-byte one is named as the 16-byte register, as the kernel dumps
+//! it ([`reg32`]).
 
 use crate::ipset::{set_spec, Field, SetSpec};
 use crate::lower::{Cx, LowerError, Result};
@@ -134,11 +136,10 @@ pub fn load_key(
         "key fields follow compile::ipset's layout"
     );
     let concat = fields.len() > 1;
-    let first = if concat { reg::R32_00 } else { reg::R1 };
     let mut at = 0u32;
     for &(f, d) in &fields {
         let src = d.map(|n| dirs[n]);
-        let dreg = first + at / 4;
+        let dreg = reg32(at / 4);
         let e = match f {
             Field::Ipv4Addr => payload(
                 dreg,
@@ -181,7 +182,18 @@ pub fn load_key(
             f.bytes()
         };
     }
-    Ok((first, spec))
+    Ok((reg::R1, spec))
+}
+
+/// The register of 4-byte slot `i` (`NFT_REG32_00 + i`), named as the
+/// 16-byte register `NFT_REG_1 + i / 4` when it starts one (the same
+/// storage; the kernel dumps that name).
+fn reg32(i: u32) -> u32 {
+    if i % 4 == 0 {
+        reg::R1 + i / 4
+    } else {
+        reg::R32_00 + i
+    }
 }
 
 fn payload(dreg: u32, base: u32, offset: u32, len: u32) -> Expr {

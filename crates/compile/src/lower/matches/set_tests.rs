@@ -50,6 +50,7 @@ fn catalog() -> Catalog {
         "create ip6 hash:ip family inet6",
         "create net hash:net",
         "create ipport hash:ip,port",
+        "create ip6port hash:ip,port family inet6",
         "create ipportip hash:ip,port,ip",
         "create netiface hash:net,iface",
         "create mac hash:mac",
@@ -148,10 +149,10 @@ fn lookups_load_the_key_ipset_reads() {
             6,
             set("ipport", "src,dst"),
             vec![
-                at(r0, load(base::NETWORK, 12, 4)),
+                at(reg::R1, load(base::NETWORK, 12, 4)),
                 at(r0 + 1, meta(mk::L4PROTO)),
                 at(r0 + 2, load(base::TRANSPORT, 2, 2)),
-                lookup("ipport", r0, false),
+                lookup("ipport", reg::R1, false),
             ],
         ),
         (
@@ -159,10 +160,22 @@ fn lookups_load_the_key_ipset_reads() {
             1,
             set("ipport", "dst,dst"),
             vec![
-                at(r0, load(base::NETWORK, 16, 4)),
+                at(reg::R1, load(base::NETWORK, 16, 4)),
                 at(r0 + 1, meta(mk::L4PROTO)),
                 at(r0 + 2, load(base::TRANSPORT, 0, 2)),
-                lookup("ipport", r0, false),
+                lookup("ipport", reg::R1, false),
+            ],
+        ),
+        (
+            Family::Ipv6,
+            17,
+            set("ip6port", "src,dst"),
+            vec![
+                at(reg::R1, load(base::NETWORK, 8, 16)),
+                // Slot 4 starts the second 16-byte register: named so.
+                at(reg::R2, meta(mk::L4PROTO)),
+                at(r0 + 5, load(base::TRANSPORT, 2, 2)),
+                lookup("ip6port", reg::R1, false),
             ],
         ),
         (
@@ -170,11 +183,11 @@ fn lookups_load_the_key_ipset_reads() {
             17,
             set("ipportip", "src,src,dst"),
             vec![
-                at(r0, load(base::NETWORK, 12, 4)),
+                at(reg::R1, load(base::NETWORK, 12, 4)),
                 at(r0 + 1, meta(mk::L4PROTO)),
                 at(r0 + 2, load(base::TRANSPORT, 0, 2)),
                 at(r0 + 3, load(base::NETWORK, 16, 4)),
-                lookup("ipportip", r0, false),
+                lookup("ipportip", reg::R1, false),
             ],
         ),
         (
@@ -182,9 +195,9 @@ fn lookups_load_the_key_ipset_reads() {
             0,
             set("netiface", "src,dst"),
             vec![
-                at(r0, load(base::NETWORK, 12, 4)),
+                at(reg::R1, load(base::NETWORK, 12, 4)),
                 at(r0 + 1, meta(mk::OIFNAME)),
-                lookup("netiface", r0, false),
+                lookup("netiface", reg::R1, false),
             ],
         ),
         (
@@ -198,9 +211,9 @@ fn lookups_load_the_key_ipset_reads() {
             0,
             set("ipmark", "dst,dst"),
             vec![
-                at(r0, load(base::NETWORK, 16, 4)),
+                at(reg::R1, load(base::NETWORK, 16, 4)),
                 at(r0 + 1, meta(mk::MARK)),
-                lookup("ipmark", r0, false),
+                lookup("ipmark", reg::R1, false),
             ],
         ),
         (

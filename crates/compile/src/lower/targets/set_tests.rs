@@ -124,7 +124,7 @@ fn adds_and_deletes_are_dynset_updates_of_the_copy() {
             target(None, r("ipport", &[true, true])),
             vec![
                 Expr::Payload {
-                    dreg: r0,
+                    dreg: reg::R1,
                     base: base::NETWORK,
                     offset: 12,
                     len: 4,
@@ -139,7 +139,7 @@ fn adds_and_deletes_are_dynset_updates_of_the_copy() {
                     offset: 0,
                     len: 2,
                 },
-                dynset("ipport", None, op::DELETE, r0, None),
+                dynset("ipport", None, op::DELETE, reg::R1, None),
             ],
         ),
     ];
