@@ -15,7 +15,7 @@ use std::ffi::OsString;
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
 pub enum Cmd {
-    /// `bench [cf|ruleset|kube|packet|all]`: the kernel suites; `None` for all
+    /// `bench [cf|ruleset|kube|ipset|packet|all]`: the kernel suites; `None` for all
     /// of them (or `--suite`'s).
     Suites(Option<&'static str>, SuiteArgs),
     /// `bench model`.
@@ -27,7 +27,7 @@ pub enum Cmd {
 }
 
 /// The kernel suites' subcommands of `bench`.
-const SUITES: [&str; 5] = ["cf", "ruleset", "kube", "packet", "all"];
+const SUITES: [&str; 6] = ["cf", "ruleset", "kube", "ipset", "packet", "all"];
 
 /// The suites `bench --help` lists after the kernel suites' text.
 const BENCH_OTHER: &str = "
@@ -286,7 +286,7 @@ mod tests {
         };
         let h = help("nfkeeper bench --help");
         assert!(
-            h.starts_with("usage: nfkeeper bench [cf|ruleset|kube|packet|all] [options]"),
+            h.starts_with("usage: nfkeeper bench [cf|ruleset|kube|ipset|packet|all] [options]"),
             "{h}"
         );
         assert!(h.contains("  nfkeeper bench model [--quick]"), "{h}");

@@ -18,6 +18,13 @@ pub struct Settings {
     /// Keep snapshots of fully read tables for reads without a daemon
     /// (see [`crate::snapshot`]), in [`SNAPSHOT_DIR`].
     pub snapshots: bool,
+    /// A direct-mode session hands its netlink socket's last close to the
+    /// namespace's closer process when it ends, so that the program's exit
+    /// never waits for the kernel's deferred destruction of what it (or
+    /// another command of the same burst) deleted (see `nft::linger`).
+    /// Only for short-lived programs (the iptables and ipset
+    /// personalities); never for the daemon or tests.
+    pub close_after_exit: bool,
 }
 
 /// Where snapshots are kept.
@@ -29,6 +36,7 @@ impl Default for Settings {
             compile: Some(RunOpts::default()),
             retry_for: Duration::from_secs(10),
             snapshots: true,
+            close_after_exit: false,
         }
     }
 }

@@ -9,7 +9,26 @@ use iptables::parse::{parse, ParseOpts};
 use keeper::{Session, Settings};
 use ruleset::{Family, TableKind};
 
-const BASE: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -j web\n-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\nCOMMIT\n";
+const BASE: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:pad - [0:0]\n:web - [0:0]\n-A FORWARD -j web\n-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\n";
+
+/// The ruleset every case starts from: [`BASE`] and a chain nothing jumps
+/// to, large enough that the table gets a snapshot
+/// (`keeper::snapshot::MIN_BYTES`).
+fn base() -> String {
+    let pad: String = (0..3000)
+        .map(|i| format!("-A pad -s 10.1.{}.{}/32 -j ACCEPT\n", i / 256, i % 256))
+        .collect();
+    format!("{BASE}{pad}COMMIT\n")
+}
+
+/// The snapshot file of this namespace's `ip filter` table.
+fn snapshot_path() -> std::path::PathBuf {
+    let cookie = nft::Socket::open()
+        .expect("socket")
+        .netns_cookie()
+        .expect("netns cookie");
+    std::path::Path::new(keeper::settings::SNAPSHOT_DIR).join(format!("{cookie:016x}-ip-filter"))
+}
 
 fn session() -> Session {
     Session::open(Family::Ipv4, Settings::default()).expect("netlink")
@@ -46,7 +65,9 @@ fn changes_between_reads_always_show() {
             for by_nft in [false, true] {
                 let mut s = session();
                 let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
-                s.restore(BASE, &o).expect("restore");
+                s.restore(&base(), &o).expect("restore");
+                // Every read below may be answered from this snapshot.
+                assert!(snapshot_path().exists(), "no snapshot after the restore");
                 let first = read(&mut s, what);
                 let again = read(&mut s, what);
                 assert_eq!(first, again, "{what}: two reads of the same generation");

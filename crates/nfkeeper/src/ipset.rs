@@ -47,7 +47,7 @@ pub fn run(args: &[String], s: &Settings) -> i32 {
         args: args.to_vec(),
         input,
     };
-    let out = match keeper::Session::open(ruleset::Family::Ipv4, s.engine) {
+    let out = match keeper::Session::open(ruleset::Family::Ipv4, s.command_engine()) {
         Ok(mut sess) => sess.ipset(job),
         Err(e) => keeper::ipset::txn::failure(&e, false),
     };

@@ -63,11 +63,11 @@ Usage:
                                    one process per rule, memory, against iptables-nft; parallel
                                    scripts (N processes x M -A then -D, every tool); hostile peers
                                    (cases: concurrent,single,process,parallel,memory,hostile)
-  nfkeeper bench [cf|ruleset|packet|all] [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
+  nfkeeper bench [cf|ruleset|kube|ipset|packet|all] [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
                 [--reps N] [--sizes N,...] [--rcu-default] [--compare DIR1,DIR2]
-                                   the studies' suites (all of them by default) against
-                                   iptables-legacy, iptables-nft, nft, and nfkeeper through its
-                                   daemon (nfkeeper-daemon), each case in a private network
+                                   the studies' suites (cf, ruleset, packet by default; kube and
+                                   ipset on request) against iptables-legacy, iptables-nft, nft,
+                                   ipset, and nfkeeper through its daemon (nfkeeper-daemon), each case in a private network
                                    namespace (root); for the run the kernel's RCU grace periods
                                    are expedited (steadier times; restored after), --rcu-default
                                    keeps the host's setting

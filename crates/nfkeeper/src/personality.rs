@@ -30,7 +30,7 @@ fn backend(family: Family, s: &Settings) -> Result<Box<dyn Backend>, String> {
     if let Some(path) = &s.offline {
         return crate::offline::State::load(family, path).map(|b| Box::new(b) as Box<dyn Backend>);
     }
-    keeper::Session::open(family, s.engine)
+    keeper::Session::open(family, s.command_engine())
         .map(|b| Box::new(b) as Box<dyn Backend>)
         .map_err(|e| {
             e.to_iptables()

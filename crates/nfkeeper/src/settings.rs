@@ -45,6 +45,18 @@ impl Env {
 pub type FlagError = String;
 
 impl Settings {
+    /// The engine's settings for one short-lived command (the iptables and
+    /// ipset personalities): as [`Settings::engine`], and the session's
+    /// socket is closed by the namespace's closer, so that the command's
+    /// exit never waits a kernel grace period
+    /// (`keeper::Settings::close_after_exit`).
+    pub fn command_engine(&self) -> keeper::Settings {
+        keeper::Settings {
+            close_after_exit: true,
+            ..self.engine
+        }
+    }
+
     /// Settings from the environment, then the leading flags of `args`
     /// (`--direct`, `--daemon`, `--compile-runs[=N]`, `--no-compile-runs`;
     /// flags win). Returns them and how many words the flags took.

@@ -87,6 +87,9 @@ pub struct Batch {
     /// Tags of the messages, index = seq - first_seq - 1.
     tags: Vec<Tag>,
     ended: bool,
+    /// Some message leaves objects to the kernel's deferred destruction
+    /// (see [`Batch::defers_destruction`]).
+    frees: bool,
 }
 
 impl Batch {
@@ -113,6 +116,7 @@ impl Batch {
             first_seq,
             tags: Vec::new(),
             ended: false,
+            frees: false,
         }
     }
 
@@ -123,6 +127,7 @@ impl Batch {
     /// [`Batch::finish`].
     pub fn push<O: Object>(&mut self, msg: u16, flags: u16, obj: &O, tag: Tag) -> u32 {
         assert!(!self.ended, "batch already finished");
+        self.frees |= defers_destruction(msg, flags);
         let first = self.next_seq();
         let mut from = Some(0);
         while let Some(at) = from {
@@ -253,6 +258,15 @@ impl Batch {
         self.tags.is_empty()
     }
 
+    /// Whether committing this batch leaves objects to the kernel's
+    /// deferred destruction (freed after an RCU grace period; see
+    /// [`crate::linger`]): it deletes something, replaces a rule, or updates
+    /// a table, chain or object that may exist. Errs on the side of yes
+    /// (a message later truncated away still counts).
+    pub fn defers_destruction(&self) -> bool {
+        self.frees
+    }
+
     pub fn first_seq(&self) -> u32 {
         self.first_seq
     }
@@ -337,5 +351,73 @@ impl Batch {
             });
         }
         Ok(true)
+    }
+}
+
+/// Whether a message of type `msg` with `flags` may leave an object for the
+/// kernel to free after a grace period: every delete; a rule replacement
+/// (the old rule); and a create that may update an existing table, chain
+/// or stateful object (the kernel keeps the update's transaction until
+/// then). Pure creations (`NLM_F_EXCL`), rule appends and inserts, new sets
+/// and set elements free nothing.
+fn defers_destruction(msg: u16, flags: u16) -> bool {
+    use crate::events::more_msg::{DELFLOWTABLE, DELOBJ, DESTROYFLOWTABLE, DESTROYTABLE, NEWOBJ};
+    match msg {
+        crate::msg::DELTABLE
+        | crate::msg::DELCHAIN
+        | crate::msg::DELRULE
+        | crate::msg::DELSET
+        | crate::msg::DELSETELEM
+        | DELOBJ
+        | DELFLOWTABLE
+        | DESTROYTABLE..=DESTROYFLOWTABLE => true,
+        crate::msg::NEWRULE => flags & NLM_F_REPLACE != 0,
+        crate::msg::NEWTABLE | crate::msg::NEWCHAIN | NEWOBJ => flags & NLM_F_EXCL == 0,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_messages_defer_destruction() {
+        use crate::events::more_msg::{DESTROYRULE, DESTROYSETELEM, NEWOBJ};
+        let cases: &[(u16, u16, bool)] = &[
+            (msg::DELRULE, 0, true),
+            (msg::DELCHAIN, NLM_F_NONREC, true),
+            (msg::DELTABLE, 0, true),
+            (msg::DELSET, 0, true),
+            (msg::DELSETELEM, 0, true),
+            (DESTROYRULE, 0, true),
+            (DESTROYSETELEM, 0, true),
+            (msg::NEWRULE, NLM_F_CREATE | NLM_F_APPEND, false),
+            (msg::NEWRULE, NLM_F_CREATE, false),
+            (msg::NEWRULE, NLM_F_REPLACE, true),
+            (msg::NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL, false),
+            (msg::NEWCHAIN, NLM_F_CREATE, true),
+            (msg::NEWTABLE, NLM_F_CREATE, true),
+            (NEWOBJ, NLM_F_CREATE | NLM_F_EXCL, false),
+            (msg::NEWSET, NLM_F_CREATE, false),
+            (msg::NEWSETELEM, NLM_F_CREATE, false),
+        ];
+        for &(m, flags, want) in cases {
+            assert_eq!(
+                defers_destruction(m, flags),
+                want,
+                "msg {m} flags {flags:#x}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_batch_remembers_any_freeing_message() {
+        let t = crate::Table::new(crate::Family::Ipv4, "t");
+        let mut b = Batch::new(1, None);
+        b.create(&t, 0);
+        assert!(!b.defers_destruction());
+        b.delete(&t, 1);
+        assert!(b.defers_destruction());
     }
 }

@@ -23,6 +23,7 @@ pub mod events;
 pub mod expr;
 pub mod gen;
 pub mod ipset_index;
+pub mod linger;
 pub mod netlink;
 pub mod rule;
 pub mod set;

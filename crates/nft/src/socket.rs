@@ -63,6 +63,10 @@ pub struct Socket {
     rcvbuf: usize,
     /// Scratch for small requests.
     req: Vec<u8>,
+    /// A committed batch left objects to the kernel's deferred
+    /// destruction, so the last close of this socket waits a grace period
+    /// (see [`crate::linger`]).
+    frees: bool,
 }
 
 /// Result of a batch commit plus how the socket fared.
@@ -93,6 +97,7 @@ impl Socket {
             sndbuf: 0,
             rcvbuf: 0,
             req: Vec::new(),
+            frees: false,
         };
         s.seq = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -194,7 +199,28 @@ impl Socket {
                 batch.absorb(&m?, &mut report.outcome)?;
             }
             nonblock |= report.outcome.committed || !report.outcome.errors.is_empty();
+            self.frees |= report.outcome.committed && batch.defers_destruction();
         }
+    }
+
+    /// For a program about to end: the socket's last close is handed to
+    /// the closer of this namespace ([`crate::linger`]) so that the
+    /// program's exit never waits for the kernel's deferred destruction.
+    /// When a batch committed here left objects to that destruction, a
+    /// closer is started if none runs; otherwise the socket goes to a
+    /// closer only if one already runs (then destruction is likely pending,
+    /// from a burst of commands). Nothing happens for a transport without a
+    /// descriptor. Call at most once.
+    pub fn close_after_exit(&mut self) {
+        let Some(fd) = self.transport.raw_fd() else {
+            return;
+        };
+        // On failure the socket closes at exit as usual.
+        let _ = if std::mem::take(&mut self.frees) {
+            crate::linger::hand_off(fd).map(|_| ())
+        } else {
+            crate::linger::hand_off_if_running(fd)
+        };
     }
 
     /// Runs a dump request (`NFT_MSG_GET*` with `NLM_F_DUMP`) and calls `f`

@@ -86,6 +86,7 @@ pub fn baselines(names: &[String]) -> Result<Vec<Box<dyn Adapter>>, String> {
                 "iptables-legacy" => Ok(Box::new(Iptables::legacy())),
                 "iptables-nft" => Ok(Box::new(Iptables::nft())),
                 "nft" => Ok(Box::new(Nft)),
+                "ipset" => Ok(Box::new(IpsetTool)),
                 o => Err(format!("unknown adapter {o} (known: {})", all.join(", "))),
             }
         })
@@ -310,6 +311,17 @@ impl Iptables {
         Ok(())
     }
 
+    /// `nfkeeper ipset …` for nfkeeper in direct mode (its ipset commands
+    /// do not go through the daemon yet); no form for the other tools.
+    fn set_commands(&self, op: &super::sets::SetOp) -> Option<Vec<Cmd>> {
+        if !self.name.starts_with("nfkeeper") || self.daemon {
+            return None;
+        }
+        let mut prog = self.bin.clone();
+        *prog.last_mut()? = "ipset".into();
+        Some(super::sets::ipset(&prog, op))
+    }
+
     fn cmd(&self, t: Table, words: &[&str]) -> Cmd {
         let mut v: Vec<String> = self.bin.clone();
         if self.wait {
@@ -375,6 +387,7 @@ impl Adapter for Iptables {
             Op::Flush(t, None) => self.cmd(*t, &["-F"]),
             Op::ListRule(t, c, k) => self.cmd(*t, &["-S", c, &k.to_string()]),
             Op::List(t, c) => self.listing(*t, c.as_deref()),
+            Op::Set(op) => return self.set_commands(op),
             Op::RestoreText {
                 text,
                 noflush,
@@ -485,6 +498,7 @@ impl Adapter for Nft {
             Op::Insert(t, r) => Nft::rule_cmd("insert", *t, r),
             // nftables deletes by handle only; there is no rule-spec form.
             Op::Delete(..) | Op::ListRule(..) | Op::RestoreText { .. } => return None,
+            Op::Set(op) => return Some(super::sets::nft(op)),
             Op::AppendEach(t, rules) => {
                 return Some(rules.iter().map(|r| Nft::rule_cmd("add", *t, r)).collect())
             }
@@ -504,6 +518,36 @@ impl Adapter for Nft {
 
     fn parse_listing(&self, out: &str) -> Listing {
         parse_nft_list(out)
+    }
+}
+
+/// The ipset tool (the kernel's ipset subsystem): only set operations.
+pub struct IpsetTool;
+
+impl Adapter for IpsetTool {
+    fn name(&self) -> &str {
+        "ipset"
+    }
+
+    fn available(&self) -> Result<String, String> {
+        version("ipset", "ipset")
+    }
+
+    fn commands(&self, op: &Op) -> Option<Vec<Cmd>> {
+        match op {
+            Op::Set(op) => Some(super::sets::ipset(&["ipset".to_string()], op)),
+            // The starting point of every case: no sets.
+            Op::Reset => Some(vec![Cmd::new(["ipset", "destroy"])]),
+            _ => None,
+        }
+    }
+
+    fn listing(&self, _table: Table, _chain: Option<&str>) -> Cmd {
+        Cmd::new(["ipset", "list", "-name"])
+    }
+
+    fn parse_listing(&self, _out: &str) -> Listing {
+        Listing::default()
     }
 }
 

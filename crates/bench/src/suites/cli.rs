@@ -16,7 +16,7 @@ use std::time::Duration;
 /// step). The program name is the caller's (`nfkeeper bench`), put in by
 /// [`usage`].
 const HELP: &str = "\
-usage: PROG [cf|ruleset|kube|packet|all] [options] (without a suite: all)
+usage: PROG [cf|ruleset|kube|ipset|packet|all] [options] (without a suite: all)
        PROG --compare DIR1,DIR2                 ratios of two runs side by side
 
 Runs each case in network namespaces of its own (root needed; the host's
@@ -33,6 +33,9 @@ suites:
   kube      kube-proxy's syncs (iptables-restore, no flush, with counters)
             at N services of 3 endpoints: first load, full sync, partial
             sync (not in all)
+  ipset     a hash:ip set of N members: restore, list, one process per add,
+            test, list -name; nfkeeper ipset against the ipset tool and nft
+            (their default adapters; not in all)
   packet    TCP throughput and 64-byte UDP rate over veth through N rules
             (scenarios a-e; f.* on request with --case f.)
 
@@ -42,6 +45,7 @@ options:                                  full run / --quick
   --sizes N,...        N of every suite        1000,10000,50000 / 100,1000,3000
                        (cf appends: 100,1000,3000 / 100,500;
                        kube: 1000,5000 / 1000;
+                       ipset: 100000,1000000 / 10000,100000;
                        packet: 0 plus 100,1000,10000 / 1000)
   --reps N             timed repetitions of every step   5 / 3
                        (single short commands 7 / 15; packet 5 / 5 of
@@ -53,8 +57,8 @@ options:                                  full run / --quick
                                                            1000000 / 20000
   --adapters a,b,...   tools to compare (nfkeeper, nfkeeper-daemon,
                        nfkeeper-plain, nfkeeper-daemon-plain, iptables-legacy,
-                       iptables-nft, nft; nfkeeper-old, nfkeeper-daemon-old:
-                       the build in $NFKEEPER_OLD_BIN)
+                       iptables-nft, nft, ipset; nfkeeper-old,
+                       nfkeeper-daemon-old: the build in $NFKEEPER_OLD_BIN)
                                              all but the -plain and -old
   --case ID,...        only cases whose id starts with one of these
                        (2.1, cf.big, a.addr, f.runs16, ...)
@@ -115,7 +119,7 @@ impl SuiteArgs {
         vec![
             flag("quick"),
             words("suite", "SUITE,...")
-                .value_parser(["cf", "ruleset", "kube", "packet", "all"])
+                .value_parser(["cf", "ruleset", "kube", "ipset", "packet", "all"])
                 .hide(true),
             value("sizes", "N,...", args::sizes),
             value("reps", "N", args::num),
@@ -246,6 +250,7 @@ impl SuiteArgs {
             o.sizes = s.clone();
             o.cf_sizes = s.clone();
             o.kube_sizes = s.clone();
+            o.ipset_sizes = s.clone();
         }
         let mut suites: Vec<String> = suite.into_iter().map(String::from).collect();
         suites.extend(self.suite.iter().cloned());
@@ -258,9 +263,15 @@ impl SuiteArgs {
             let stamp = suites::machine::utc(suites::machine::now_secs(), true);
             format!("bench-results/{}-{stamp}", suites.join("+"))
         });
+        // The ipset suite alone: the tools that keep sets.
+        let adapters = if self.adapters.is_empty() && suites == ["ipset"] {
+            ["nfkeeper", "ipset", "nft"].map(String::from).to_vec()
+        } else {
+            self.adapters.clone()
+        };
         Run {
             suites,
-            adapters: self.adapters.clone(),
+            adapters,
             out,
             o,
             given: Given {

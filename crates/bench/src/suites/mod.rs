@@ -31,6 +31,7 @@ pub mod adapters;
 pub mod cf;
 pub mod cli;
 pub mod compare;
+pub mod ipset;
 pub mod kube;
 pub mod machine;
 pub mod model;
@@ -40,6 +41,7 @@ pub mod report;
 pub mod ruleset;
 mod run;
 pub mod serve;
+pub mod sets;
 
 /// The suites' kernel smoke tests run one at a time: run side by side in
 /// one test process, the packet suite's server failed to bind its port
@@ -75,6 +77,8 @@ pub struct Opts {
     pub cf_sizes: Vec<usize>,
     /// Services for the `kube` suite.
     pub kube_sizes: Vec<usize>,
+    /// Members of the `ipset` suite's set.
+    pub ipset_sizes: Vec<usize>,
     /// (rules, chains) of the `cf` single-command ruleset; 0 rules skips it.
     pub big: (usize, usize),
     /// Cases of 200 chains × N rules run only while 200·N is at most this.
@@ -120,6 +124,7 @@ impl Default for Opts {
             sizes: vec![1_000, 10_000, 50_000],
             cf_sizes: vec![100, 1_000, 3_000],
             kube_sizes: vec![1_000, 5_000],
+            ipset_sizes: vec![100_000, 1_000_000],
             big: (50_000, 100_000),
             max_rules: 1_000_000,
             progress: false,
@@ -144,6 +149,7 @@ impl Opts {
             sizes: vec![100, 1_000, 3_000],
             cf_sizes: vec![100, 500],
             kube_sizes: vec![1_000],
+            ipset_sizes: vec![10_000, 100_000],
             big: (5_000, 10_000),
             max_rules: 20_000,
             ..Opts::default()
@@ -208,7 +214,7 @@ pub struct Case {
 
 /// The command-time suites' names, for usage texts (`packet` runs through
 /// [`packet`]).
-pub const SUITES: &[&str] = &["cf", "ruleset", "kube"];
+pub const SUITES: &[&str] = &["cf", "ruleset", "kube", "ipset"];
 
 /// The cases of a command-time suite, with only the steps `--case` names
 /// ([`Opts::cases`], by id prefix; all when empty). A case left without
@@ -220,6 +226,7 @@ pub fn cases(suite: &str, o: &Opts) -> Result<Vec<Case>, String> {
         "cf" => cf::cases(o),
         "ruleset" => ruleset::cases(o),
         "kube" => kube::cases(o),
+        "ipset" => ipset::cases(o),
         other => {
             return Err(format!(
                 "unknown suite {other} (known: {})",

@@ -261,6 +261,9 @@ pub enum Op {
         noflush: bool,
         counters: bool,
     },
+    /// An operation on an address set (the ipset suite); only tools that
+    /// keep sets have a form for it.
+    Set(super::sets::SetOp),
 }
 
 /// One process to start: argv and optional stdin text.
@@ -345,6 +348,8 @@ pub enum Check {
     Shows(usize),
     /// The step's own output shows at least this many rules.
     ShowsAtLeast(usize),
+    /// The set holds exactly this many members.
+    Members(String, usize),
 }
 
 #[cfg(test)]

@@ -339,6 +339,27 @@ fn verify(
             Check::UserChains(t, n) => expect("user chains", list(*t, None)?.user_chains(), *n)?,
             Check::TotalRules(t, n) => expect("rules in table", list(*t, None)?.rules(), *n)?,
             Check::Shows(n) => expect("rules shown", a.parse_listing(out).rules(), *n)?,
+            Check::Members(set, n) => {
+                let cmds = a
+                    .commands(&Op::Set(super::sets::SetOp::List { set: set.clone() }))
+                    .unwrap_or_default();
+                let Some(cmd) = cmds.first() else {
+                    return Err(format!("{}: no listing of set {set}", a.name()).into());
+                };
+                let r = match a.exec(ns, cmd, None, limit) {
+                    Ok(r) => r,
+                    Err(RunError::TimedOut(_)) => return Err(Unverified::TooSlow),
+                    Err(e) => return Err(Unverified::Failed(e.to_string())),
+                };
+                if !r.status.success() {
+                    return Err(why(&cmd.argv, &r.status, &r.stderr).into());
+                }
+                expect(
+                    &format!("members of {set}"),
+                    super::sets::count_members(&r.stdout),
+                    *n,
+                )?
+            }
             Check::ShowsAtLeast(n) => {
                 let got = a.parse_listing(out).rules();
                 if got < *n {

@@ -187,6 +187,14 @@ impl Session {
 }
 
 /// Direct mode as the iptables programs' backend.
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.settings.close_after_exit {
+            self.sock.close_after_exit();
+        }
+    }
+}
+
 impl Backend for Session {
     fn command(&mut self, p: Parsed) -> Result<String, iptables::Error> {
         self.iptables(p).map_err(|e| e.to_iptables())
