@@ -23,4 +23,7 @@ pub mod lower;
 pub mod runs;
 pub mod userdata;
 
-pub use lower::{lower_rule, rebase_lookups, AnonMap, AnonSet, LowerError, Lowered, RuleObject};
+pub use lower::{
+    lower_rule, lower_rule_with, rebase_lookups, AnonMap, AnonSet, IpsetInfo, Ipsets, LowerError,
+    Lowered, NoIpsets, RuleObject,
+};

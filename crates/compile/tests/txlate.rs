@@ -202,6 +202,11 @@ fn txlate_vectors_in_the_kernel() {
                     }
                     continue;
                 }
+                Err(e @ LowerError::NoSet(_)) => {
+                    t.not_native += 1;
+                    notes.push(format!("{}:{} {e}", v.file, v.line));
+                    continue;
+                }
             };
             let fam = layout::nft_family(v.family);
             let tname = layout::table_name(v.table);

@@ -73,10 +73,20 @@ impl Source for Warm<'_> {
         &mut self,
         sock: &mut Socket,
         st: &mut State,
-        _writes: &[&Write],
+        writes: &[&Write],
         attempt: u32,
     ) -> Result<u32, Error> {
         sync(self.sh, st, sock, attempt > 0)?;
+        // ipsets are not kept warm: the sets rules name are read per
+        // attempt, as direct mode does.
+        if !writes
+            .iter()
+            .any(|w| matches!(w.work, keeper::txn::Work::Ipset(_)))
+        {
+            st.ipset = keeper::ipset::Sets::default();
+            keeper::ipset::rules::prepare(sock, st, writes, keeper::ipset::now())
+                .map_err(Error::from_nft)?;
+        }
         Ok(st.genid)
     }
 

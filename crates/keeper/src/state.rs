@@ -65,6 +65,29 @@ impl State {
         (self.model.table_mut(f, k), &mut self.views[f.index()])
     }
 
+    /// The model table, the view of its family and the ipsets, borrowed
+    /// together.
+    pub fn parts_ipsets(
+        &mut self,
+        f: Family,
+        k: TableKind,
+    ) -> (&mut Table<Rule>, &mut KernelView, &mut crate::ipset::Sets) {
+        (
+            self.model.table_mut(f, k),
+            &mut self.views[f.index()],
+            &mut self.ipset,
+        )
+    }
+
+    /// The model, the view of family `f` and the ipsets, borrowed
+    /// together.
+    pub fn model_view_ipsets(
+        &mut self,
+        f: Family,
+    ) -> (&mut Ruleset<Rule>, &mut KernelView, &mut crate::ipset::Sets) {
+        (&mut self.model, &mut self.views[f.index()], &mut self.ipset)
+    }
+
     /// The model and the view of family `f`, borrowed together.
     pub fn model_and_view(&mut self, f: Family) -> (&mut Ruleset<Rule>, &mut KernelView) {
         (&mut self.model, &mut self.views[f.index()])

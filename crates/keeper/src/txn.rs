@@ -245,6 +245,7 @@ fn commit_cmds(
             }
         };
         let present0 = presence(st);
+        let places0 = st.ipset.places.clone();
         let mut pending = Pending::new(sock.batch(Some(genid)));
         pending.tails = std::mem::take(&mut st.tails);
         let mut touched: HashSet<(Family, TableKind)> = HashSet::new();
@@ -259,6 +260,7 @@ fn commit_cmds(
             };
             pending.set_tag(i as Tag);
             let mark = pending.mark(st.view(w.family));
+            let places_before = st.ipset.places.clone();
             let mut sps = Vec::new();
             for k in kinds_of(w) {
                 let t = st.model.table_mut(w.family, k);
@@ -273,8 +275,8 @@ fn commit_cmds(
             let mut out = String::new();
             let mut r = Ok(());
             for (j, p) in cmds.iter().enumerate() {
-                let (t, view) = st.parts(w.family, p.table);
-                let mut planner = Planner::new(w.family, view, &mut pending, o);
+                let (t, view, sets) = st.parts_ipsets(w.family, p.table);
+                let mut planner = Planner::new(w.family, view, &mut pending, o).with_ipsets(sets);
                 r = planner.run(p.table, t, p.clone(), &mut out).map_err(|e| {
                     if cmds.len() > 1 {
                         Error::CommandAt { index: j, err: e }
@@ -293,6 +295,7 @@ fn commit_cmds(
                         st.model.table_mut(w.family, k).rollback_to(sp);
                     }
                     pending.truncate(mark, st.view_mut(w.family));
+                    st.ipset.places = places_before;
                     outs[i] = Some(Err(e));
                 }
             }
@@ -321,6 +324,13 @@ fn commit_cmds(
                 stats.commits += 1;
                 after_commit(st, src, opts, &pending, &rep, &touched);
                 st.genid = genid.wrapping_add(1);
+                let removing: Vec<(Family, TableKind)> = group
+                    .iter()
+                    .zip(&outs)
+                    .filter(|(_, o)| o.as_ref().is_some_and(|r| r.is_ok()))
+                    .flat_map(|(w, _)| crate::ipset::rules::removing_tables(w))
+                    .collect();
+                crate::ipset::rules::collect(sock, st, &removing);
                 settle_answers(&mut fin, &mut outs);
                 break;
             }
@@ -329,6 +339,7 @@ fn commit_cmds(
                 // batch may have committed; replaying could apply it twice.
                 end_model(st, false);
                 restore_presence(st, &present0);
+                st.ipset.places = places0.clone();
                 for (f, k) in &touched {
                     src.invalidate(*f, *k);
                 }
@@ -338,6 +349,7 @@ fn commit_cmds(
             Ok(rep) => {
                 end_model(st, false);
                 restore_presence(st, &present0);
+                st.ipset.places = places0.clone();
                 for (f, k) in &pending.side_effects {
                     src.invalidate(*f, *k);
                 }
@@ -376,6 +388,7 @@ fn commit_cmds(
                 // and tell every writer.
                 end_model(st, false);
                 restore_presence(st, &present0);
+                st.ipset.places = places0.clone();
                 for (f, k) in &touched {
                     src.invalidate(*f, *k);
                 }
@@ -557,8 +570,9 @@ fn restore(
             plain_appends: opts.plain_appends || plain,
             ..opts
         };
-        let (rs, view) = st.model_and_view(w.family);
-        let mut planner = Planner::new(w.family, view, &mut pending, o2);
+        let places0 = st.ipset.places.clone();
+        let (rs, view, sets) = st.model_view_ipsets(w.family);
+        let mut planner = Planner::new(w.family, view, &mut pending, o2).with_ipsets(sets);
         let (rstats, reverse) = restore_open(rs, &job.input, &o, &mut planner)?;
         if job.test {
             return Ok(rstats);
@@ -567,6 +581,7 @@ fn restore(
             let line = pending.tag as usize;
             reverse.undo(&mut st.model);
             restore_presence(st, &present0);
+            st.ipset.places = places0.clone();
             for (f, k) in named_tables(w, job) {
                 src.invalidate(f, k);
             }
@@ -589,11 +604,13 @@ fn restore(
                 stats.commits += 1;
                 after_commit(st, src, opts, &pending, &rep, &touched);
                 st.genid = genid.wrapping_add(1);
+                crate::ipset::rules::collect(sock, st, &crate::ipset::rules::removing_tables(w));
                 return Ok(rstats);
             }
             Ok(rep) if rep.outcome.errors.is_empty() && !nothing_applied(sock, genid) => {
                 reverse.undo(&mut st.model);
                 restore_presence(st, &present0);
+                st.ipset.places = places0.clone();
                 for key in &touched {
                     src.invalidate(key.0, key.1);
                 }
@@ -602,6 +619,7 @@ fn restore(
             Ok(rep) => {
                 reverse.undo(&mut st.model);
                 restore_presence(st, &present0);
+                st.ipset.places = places0.clone();
                 // Views of replaced tables were forgotten when the restore
                 // started them; side effects as for commands.
                 for key in touched.iter().chain(pending.side_effects.iter()) {
@@ -634,6 +652,7 @@ fn restore(
             Err(e) => {
                 reverse.undo(&mut st.model);
                 restore_presence(st, &present0);
+                st.ipset.places = places0.clone();
                 for key in &touched {
                     src.invalidate(key.0, key.1);
                 }

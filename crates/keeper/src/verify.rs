@@ -13,14 +13,16 @@
 //!   the run's key, gives the element's key and (maps) its verdict;
 //! - base chains: iptables' hook, priority and type;
 //! - sets: each run set is used by exactly one run rule, each anonymous
-//!   set by a rule; anything else in the table is foreign.
+//!   set by a rule, each ipset copy (a rule's `-m set`/`-j SET`, whose
+//!   set header is read from the ipset table) by a rule; anything else in
+//!   the table is foreign.
 //!
 //! Counters are not compared (they are the kernel's). Cost: one rule dump,
 //! one set dump, one element dump per set, plus the read itself.
 
 use crate::read::{read_table, RunSnap};
 use compile::layout;
-use compile::lower_rule;
+use compile::lower_rule_with;
 use compile::runs::{admits, run_rule, SET_PREFIX};
 use compile::userdata::{self, catalog};
 use iptables::print::save::{save_rule_body, CounterStyle};
@@ -109,11 +111,23 @@ pub fn verify_table(
     let mut sets = sock.sets(fam, Some(&tname))?;
     sets.retain(|s| s.table == tname);
     let mut used: BTreeSet<String> = BTreeSet::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for c in snap.table.chains() {
+        for r in snap.table.rules(c.name).into_iter().flatten() {
+            names.extend(
+                crate::ipset::rules::rule_names(r.body)
+                    .into_iter()
+                    .map(String::from),
+            );
+        }
+    }
+    let ipsets = crate::ipset::rules::catalog(sock, &names)?;
     let cx = Cx {
         family,
         kind,
         fam,
         tname: &tname,
+        ipsets: &ipsets,
     };
     for kr in &krules {
         let exprs = match &kr.exprs {
@@ -127,8 +141,23 @@ pub fn verify_table(
             }
         };
         for e in exprs {
-            if let Expr::Lookup { set, .. } = e {
-                used.insert(set.clone());
+            match e {
+                Expr::Lookup { set, .. } => {
+                    used.insert(set.clone());
+                }
+                Expr::Other { name, .. } if name == nft::expr::dynset::NAME => {
+                    // A `-j SET` update names its copy by the ipset's name.
+                    if let Some(id) = id_of.get(&kr.handle) {
+                        if let Some((_, _, r)) = snap.table.rule_by_id(*id) {
+                            used.extend(
+                                crate::ipset::rules::rule_names(r.body)
+                                    .into_iter()
+                                    .map(String::from),
+                            );
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         if let Some(run) = run_of.get(&kr.handle) {
@@ -147,7 +176,12 @@ pub fn verify_table(
         if s.name == catalog::SET {
             continue;
         }
-        if !s.name.starts_with(SET_PREFIX) && !s.name.starts_with(ANON_PREFIX) {
+        let copy = s
+            .userdata
+            .as_deref()
+            .and_then(crate::ipset::meta::decode_set)
+            .is_some_and(|m| m.role == crate::ipset::meta::Role::Copy);
+        if !s.name.starts_with(SET_PREFIX) && !s.name.starts_with(ANON_PREFIX) && !copy {
             rep.diffs
                 .push(format!("set {}: not written by nfkeeper", s.name));
         } else if !used.contains(&s.name) {
@@ -166,6 +200,8 @@ struct Cx<'a> {
     kind: TableKind,
     fam: nft::Family,
     tname: &'a str,
+    /// The ipsets the table's rules name.
+    ipsets: &'a crate::ipset::Sets,
 }
 
 impl Cx<'_> {
@@ -199,7 +235,7 @@ impl Cx<'_> {
                 self.text(body)
             )
         };
-        let want = match lower_rule(body, self.family, self.kind, &kr.chain) {
+        let want = match lower_rule_with(body, self.family, self.kind, &kr.chain, self.ipsets) {
             Ok(l) => l,
             Err(e) => {
                 rep.diffs
@@ -219,7 +255,7 @@ impl Cx<'_> {
         }
         // The anonymous sets, in lookup order on both sides.
         let kernel_sets = exprs.iter().filter_map(|e| match e {
-            Expr::Lookup { set, .. } => Some(set.as_str()),
+            Expr::Lookup { set, .. } if set.starts_with(ANON_PREFIX) => Some(set.as_str()),
             _ => None,
         });
         for (name, a) in kernel_sets.zip(&want.sets) {
@@ -412,6 +448,12 @@ fn normalized(exprs: &[Expr]) -> Vec<Expr> {
                 *dir = None
             }
             Expr::Numgen { offset, .. } => *offset = Some(offset.unwrap_or(0)),
+            // The kernel dumps a dynset's zero timeout and flags.
+            Expr::Other { name, data } if name == nft::expr::dynset::NAME => {
+                if let Some(d) = nft::expr::dynset::canonical(data) {
+                    *data = d;
+                }
+            }
             // The kernel makes an absent range end equal to its start.
             Expr::Nat {
                 reg_addr_min,

@@ -76,14 +76,6 @@ const KERNEL_FILE_SKIPS: &[(&str, &str)] = &[
         "portmap.t",
         "open defect, timing-dependent: line 90, a member re-added with a longer timeout (add -exist) sometimes tests absent 2 s later",
     ),
-    (
-        "bitmap:ip.t",
-        "open defect: the backend waits for a netlink reply that never comes (a large netmask bitmap)",
-    ),
-    (
-        "ipmap.t",
-        "open defect: the backend waits for a netlink reply that never comes (a large netmask bitmap)",
-    ),
 ];
 
 /// One file's results: its set type, tally and skips by reason.

@@ -26,6 +26,7 @@ mod compat;
 mod counter;
 pub mod ct;
 mod dup;
+pub mod dynset;
 pub mod exthdr;
 pub mod fib;
 mod immediate;

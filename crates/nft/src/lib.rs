@@ -22,6 +22,7 @@ pub mod data;
 pub mod events;
 pub mod expr;
 pub mod gen;
+pub mod ipset_index;
 pub mod linger;
 pub mod netlink;
 pub mod rule;

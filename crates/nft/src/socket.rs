@@ -393,17 +393,28 @@ impl Socket {
 
     /// One object by its key (a non-dump `GET*`): `None` when the kernel
     /// says it does not exist (ENOENT). O(1) in the kernel, unlike a dump.
+    ///
+    /// A set element GET asks for an ACK: for an interval end the kernel
+    /// finds no element for, it answers success without an element (seen
+    /// on 6.18), which without the ACK is no answer at all; that ACK
+    /// means `None` (after a found element it ends the answer).
     pub fn get<O: Object>(&mut self, key: &O) -> Result<Option<O>, Error> {
         let seq = self.seq;
         self.seq = self.seq.wrapping_add(1);
         self.req.clear();
-        netlink::request(&mut self.req, O::GET, 0, seq, key.family() as u8, |w| {
+        let flags = if O::GET == msg::GETSETELEM {
+            netlink::NLM_F_ACK
+        } else {
+            0
+        };
+        netlink::request(&mut self.req, O::GET, flags, seq, key.family() as u8, |w| {
             key.emit(w)
         });
         let req = std::mem::take(&mut self.req);
         let sent = self.send_raw(&req);
         self.req = req;
         sent?;
+        let mut found = None;
         loop {
             let n = self.recv_raw(false)?.ok_or(Error::Truncated)?;
             for m in Msgs::new(&self.rbuf[..n]) {
@@ -413,6 +424,9 @@ impl Socket {
                 }
                 if m.ty == NLMSG_ERROR {
                     let e = m.error()?;
+                    if e.code == 0 {
+                        return Ok(found);
+                    }
                     if e.code == -libc::ENOENT {
                         return Ok(None);
                     }
@@ -421,7 +435,11 @@ impl Socket {
                         text: e.text.map(str::to_string),
                     });
                 }
-                return O::parse_msg(&m).map(Some);
+                let o = O::parse_msg(&m)?;
+                if flags & netlink::NLM_F_ACK == 0 {
+                    return Ok(Some(o));
+                }
+                found = Some(o);
             }
         }
     }

@@ -31,6 +31,9 @@ use std::fmt;
 pub enum LowerError {
     /// The match/target (or this use of it) has no native nftables form.
     NotNative { what: String, why: String },
+    /// A rule names an ipset that is not one of nfkeeper's (iptables:
+    /// "Set NAME doesn't exist.").
+    NoSet(String),
 }
 
 impl LowerError {
@@ -48,6 +51,7 @@ impl fmt::Display for LowerError {
             LowerError::NotNative { what, why } => {
                 write!(f, "{what} has no native nftables form in nfkeeper: {why}")
             }
+            LowerError::NoSet(name) => write!(f, "Set {name} doesn't exist."),
         }
     }
 }
@@ -104,6 +108,37 @@ pub struct RuleObject {
     pub data: nft::expr::objref::ObjData,
 }
 
+/// What the lowering knows of an ipset a rule names.
+#[derive(Clone, Copy, Debug)]
+pub enum IpsetInfo<'a> {
+    /// The caller keeps no catalog of ipsets: `-m set` and `-j SET` have
+    /// no native form.
+    Unknown,
+    /// Not one of nfkeeper's ipsets.
+    Missing,
+    /// A set of the kernel's own ipset module (made by the real `ipset`),
+    /// by its index: the rule reaches it through nft_compat's xtables
+    /// `set` match / `SET` target.
+    Kernel(u16),
+    /// nfkeeper's ipset of this header.
+    Ours(&'a ipset::model::Header),
+}
+
+/// nfkeeper's ipsets as the lowering sees them (the keeper's, read from
+/// the kernel).
+pub trait Ipsets {
+    fn info(&self, name: &str) -> IpsetInfo<'_>;
+}
+
+/// No catalog: every ipset is [`IpsetInfo::Unknown`].
+pub struct NoIpsets;
+
+impl Ipsets for NoIpsets {
+    fn info(&self, _: &str) -> IpsetInfo<'_> {
+        IpsetInfo::Unknown
+    }
+}
+
 /// A lowered rule: its expressions, the anonymous sets they look up, the
 /// named objects they refer to (see [`RuleObject`] for what the caller
 /// must do with them), and the protocol its xtables extensions are
@@ -115,6 +150,12 @@ pub struct Lowered {
     pub sets: Vec<AnonSet>,
     pub objects: Vec<RuleObject>,
     pub compat: Option<nft::RuleCompat>,
+    /// nfkeeper's ipsets the expressions look up or update by name
+    /// (`-m set`, `-j SET`), each once. Contract for the caller: the
+    /// rule's table holds a copy of each (same name, the set's nftables
+    /// form, its members) before the rule, in the same batch at the
+    /// latest (see docs/ipset.md).
+    pub ipsets: Vec<String>,
 }
 
 /// The lowering context of one rule: where it goes and the expressions so far.
@@ -126,9 +167,37 @@ pub struct Cx<'a> {
     pub out: Vec<Expr>,
     pub sets: Vec<AnonSet>,
     pub objects: Vec<RuleObject>,
+    /// The ipsets the rule may name.
+    pub ipsets: &'a dyn Ipsets,
+    /// The ipsets it names (see [`Lowered::ipsets`]).
+    pub ipset_refs: Vec<String>,
+}
+
+impl<'a> Cx<'a> {
+    /// A fresh context for `rule` in `chain` of `table`, without ipsets.
+    pub fn new(family: Family, table: TableKind, chain: &'a str, rule: &'a Rule) -> Cx<'a> {
+        Cx {
+            family,
+            table,
+            chain,
+            rule,
+            out: Vec::with_capacity(8),
+            sets: Vec::new(),
+            objects: Vec::new(),
+            ipsets: &NoIpsets,
+            ipset_refs: Vec::new(),
+        }
+    }
 }
 
 impl Cx<'_> {
+    /// Note that the rule names nfkeeper's ipset `name`.
+    pub fn use_ipset(&mut self, name: &str) {
+        if !self.ipset_refs.iter().any(|n| n == name) {
+            self.ipset_refs.push(name.to_string());
+        }
+    }
+
     pub fn is_v6(&self) -> bool {
         self.family == Family::Ipv6
     }
@@ -303,17 +372,22 @@ impl Cx<'_> {
     }
 }
 
-/// Lower `rule`, which goes into `chain` of `table` (`family`).
+/// Lower `rule`, which goes into `chain` of `table` (`family`), knowing
+/// no ipsets (`-m set` and `-j SET` have no native form).
 pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) -> Result<Lowered> {
-    let mut cx = Cx {
-        family,
-        table,
-        chain,
-        rule,
-        out: Vec::with_capacity(8),
-        sets: Vec::new(),
-        objects: Vec::new(),
-    };
+    lower_rule_with(rule, family, table, chain, &NoIpsets)
+}
+
+/// Lower `rule` as [`lower_rule`] does, with nfkeeper's `ipsets`.
+pub fn lower_rule_with(
+    rule: &Rule,
+    family: Family,
+    table: TableKind,
+    chain: &str,
+    ipsets: &dyn Ipsets,
+) -> Result<Lowered> {
+    let mut cx = Cx::new(family, table, chain, rule);
+    cx.ipsets = ipsets;
     header::lower(&mut cx);
     let mut compat = false;
     for m in &rule.matches {
@@ -374,6 +448,7 @@ pub fn lower_rule(rule: &Rule, family: Family, table: TableKind, chain: &str) ->
         sets: cx.sets,
         objects: cx.objects,
         compat,
+        ipsets: cx.ipset_refs,
     })
 }
 
@@ -407,6 +482,7 @@ fn native_or_compat(
                 }),
             }
         }
+        Err(e @ LowerError::NoSet(_)) => Err(e),
     }
 }
 
@@ -571,6 +647,7 @@ fn lower_target(t: &TargetExt, cx: &mut Cx) -> Result<()> {
         TargetExt::Synproxy(x) => l::synproxy::lower(x, cx),
         TargetExt::Snpt(x) => l::npt::lower_snpt(x, cx),
         TargetExt::Dnpt(x) => l::npt::lower_dnpt(x, cx),
+        TargetExt::Set(x) => l::set::lower(x, cx),
         // The targets nfkeeper runs only through nft_compat (crate::compat).
         other => Err(LowerError::not_native(
             other.name(),

@@ -16,15 +16,7 @@ fn run_rule(
     rule: &Rule,
     f: impl FnOnce(&mut Cx) -> Result<()>,
 ) -> Result<(Vec<Expr>, Vec<AnonSet>)> {
-    let mut cx = Cx {
-        family,
-        table: TableKind::Filter,
-        chain: "INPUT",
-        rule,
-        out: Vec::new(),
-        sets: Vec::new(),
-        objects: Vec::new(),
-    };
+    let mut cx = Cx::new(family, TableKind::Filter, "INPUT", rule);
     f(&mut cx)?;
     Ok((cx.out, cx.sets))
 }
@@ -36,15 +28,7 @@ pub fn run_objects(
     f: impl FnOnce(&mut Cx) -> Result<()>,
 ) -> Result<(Vec<Expr>, Vec<RuleObject>)> {
     let rule = Rule::default();
-    let mut cx = Cx {
-        family,
-        table: TableKind::Filter,
-        chain: "INPUT",
-        rule: &rule,
-        out: Vec::new(),
-        sets: Vec::new(),
-        objects: Vec::new(),
-    };
+    let mut cx = Cx::new(family, TableKind::Filter, "INPUT", &rule);
     f(&mut cx)?;
     assert!(cx.sets.is_empty());
     Ok((cx.out, cx.objects))

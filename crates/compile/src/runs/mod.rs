@@ -153,8 +153,11 @@ fn runnable(r: &Rule) -> bool {
         matches!(
             m,
             Match::Limit(_) | Match::Statistic(_) | Match::Recent(_) | Match::Nfacct(_)
+        // A set lookup needs the rule table's copy of the set, which
+        // only plain rules ask for.
+        | Match::Set(_)
         )
-    })
+    }) && !matches!(&r.target, Target::Ext(t) if matches!(**t, iptables::ext::TargetExt::Set(_)))
 }
 
 fn is_verdict(t: &Target) -> bool {

@@ -402,6 +402,7 @@ impl Source for Scoped {
                 }
             }
         }
+        crate::ipset::rules::prepare(sock, st, writes, now).map_err(Error::from_nft)?;
         st.genid = genid;
         Ok(genid)
     }

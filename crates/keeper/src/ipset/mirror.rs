@@ -64,9 +64,41 @@ fn refused(e: Error) -> Error {
     e
 }
 
+/// The elements of `entries` (members of a set with header `h`, form
+/// `spec`): with their values in the home; in a copy without comments
+/// and with counters from zero.
+pub(super) fn member_elems(
+    spec: &SetSpec,
+    h: &Header,
+    entries: &[Entry],
+    home: bool,
+) -> Result<Vec<nft::SetElem>> {
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        let mut v = Values::of(e);
+        if !home {
+            v.counters = v.counters.map(|_| (0, 0));
+            v.comment = None;
+        }
+        // Permanent members of a set with timeouts say so (else the
+        // set's default timeout would apply).
+        if h.timeout.is_some() && v.timeout.is_none() {
+            v.timeout = Some(0);
+        }
+        out.extend(to_elems(spec, h, e, Some(&v))?);
+    }
+    Ok(out)
+}
+
 /// The nftables set of `name` for `h` in `table` of `fam` (userdata from
 /// `m`).
-fn new_set(fam: nft::Family, table: &str, name: &str, spec: &SetSpec, m: &SetMeta) -> nft::Set {
+pub(super) fn new_set(
+    fam: nft::Family,
+    table: &str,
+    name: &str,
+    spec: &SetSpec,
+    m: &SetMeta,
+) -> nft::Set {
     let mut s = spec.to_nft(fam, table, name);
     s.userdata = meta::encode_set(m);
     if spec.counter {
@@ -78,6 +110,12 @@ fn new_set(fam: nft::Family, table: &str, name: &str, spec: &SetSpec, m: &SetMet
     if m.role == Role::Copy {
         // The home enforces maxelem; a copy takes what the home holds.
         s.size = None;
+        // `-j SET` updates the copy from the packet path, which needs a
+        // dynamic set (a backend that can update); interval sets have
+        // none, and `-j SET` refuses them.
+        if !spec.interval {
+            s.flags = s.flags.map(|f| f | nft::set::flags::EVAL);
+        }
     }
     s
 }
@@ -151,21 +189,7 @@ impl<'a> KernelMirror<'a> {
         entries: &[Entry],
         home: bool,
     ) -> Result<Vec<nft::SetElem>> {
-        let mut out = Vec::with_capacity(entries.len());
-        for e in entries {
-            let mut v = Values::of(e);
-            if !home {
-                v.counters = v.counters.map(|_| (0, 0));
-                v.comment = None;
-            }
-            // Permanent members of a set with timeouts say so (else the
-            // set's default timeout would apply).
-            if h.timeout.is_some() && v.timeout.is_none() {
-                v.timeout = Some(0);
-            }
-            out.extend(to_elems(spec, h, e, Some(&v))?);
-        }
-        Ok(out)
+        member_elems(spec, h, entries, home)
     }
 
     fn keys(&self, spec: &SetSpec, h: &Header, entries: &[Entry]) -> Result<Vec<nft::SetElem>> {
@@ -208,7 +232,7 @@ impl<'a> KernelMirror<'a> {
     }
 
     /// All members of `set`, as entries.
-    fn all_entries(set: &Set) -> Vec<Entry> {
+    pub(super) fn all_entries(set: &Set) -> Vec<Entry> {
         match &set.members {
             Members::Map(m) => m
                 .iter()

@@ -26,6 +26,7 @@ pub mod elems;
 pub mod meta;
 pub mod mirror;
 pub mod read;
+pub mod rules;
 pub mod txn;
 
 use compile::ipset::SetSpec;
@@ -69,6 +70,12 @@ pub struct Sets {
     pub table: bool,
     /// Whether `store` holds every set (their headers at least).
     pub all: bool,
+    /// Whether the sets the rules being written name were read (see
+    /// [`rules::prepare`]); if not, the lowering knows no ipsets.
+    pub for_rules: bool,
+    /// Sets of the kernel's own ipset module that rules name, by their
+    /// kernel index (see [`rules::prepare`]).
+    pub kernel: HashMap<String, u16>,
 }
 
 impl Default for Sets {
@@ -78,6 +85,8 @@ impl Default for Sets {
             places: HashMap::new(),
             table: false,
             all: false,
+            for_rules: false,
+            kernel: HashMap::new(),
         }
     }
 }

@@ -16,7 +16,7 @@ use ipset::addr::Family as SetFamily;
 use ipset::model::{Entry, Ext, Header, Key};
 use nft::{SetElem, SetElems, Socket};
 use ruleset::{Family, TableKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 type R<T> = Result<T, nft::Error>;
 
@@ -124,8 +124,9 @@ pub fn copy_at(f: Family, k: TableKind) -> (nft::Family, String) {
 }
 
 /// Every member of set `name` (header `h`, form `spec`): the home's
-/// elements with the copies' counters added; also the copies' counters
-/// per member.
+/// elements with the copies' counters added, and the members packet-path
+/// adds (`-j SET`) put only into a copy; also the copies' counters per
+/// member.
 #[allow(clippy::type_complexity)]
 pub fn members(
     sock: &mut Socket,
@@ -138,19 +139,42 @@ pub fn members(
     let home = sock.set_elems(FAMILY, TABLE, name)?;
     let mut members = elems::from_elems(spec, h, home, now);
     let mut in_copies: HashMap<Key, (u64, u64)> = HashMap::new();
-    if h.counters {
-        for (f, k, cspec) in copies {
-            let (fam, t) = copy_at(*f, *k);
-            let es = absent_is_empty(sock.set_elems(fam, &t, name))?;
-            for (key, x) in elems::from_elems(cspec, h, es, now) {
-                let c = in_copies.entry(key).or_default();
+    let mut seen: HashSet<Key> = HashSet::new();
+    for (f, k, cspec) in copies {
+        if !h.counters && !dynamic(cspec) {
+            continue;
+        }
+        if seen.is_empty() {
+            seen = members.iter().map(|(k, _)| k.clone()).collect();
+        }
+        let (fam, t) = copy_at(*f, *k);
+        let es = absent_is_empty(sock.set_elems(fam, &t, name))?;
+        for (key, x) in elems::from_elems(cspec, h, es, now) {
+            if h.counters {
+                let c = in_copies.entry(key.clone()).or_default();
                 c.0 += x.packets;
                 c.1 += x.bytes;
             }
+            if seen.insert(key.clone()) {
+                members.push((
+                    key,
+                    Ext {
+                        packets: 0,
+                        bytes: 0,
+                        ..x
+                    },
+                ));
+            }
         }
-        add_counters(&mut members, &in_copies);
     }
+    add_counters(&mut members, &in_copies);
     Ok((members, in_copies))
+}
+
+/// Whether a copy of form `spec` may hold members only it has (packet-path
+/// adds need a set without intervals, see `compile::lower::targets::set`).
+fn dynamic(spec: &SetSpec) -> bool {
+    !spec.interval
 }
 
 fn add_counters(members: &mut [(Key, Ext)], in_copies: &HashMap<Key, (u64, u64)>) {
@@ -223,21 +247,35 @@ pub fn probe(
     let mut in_copies: HashMap<Key, (u64, u64)> = HashMap::new();
     for p in probes {
         let found = get_one(sock, FAMILY, TABLE, name, spec, h, p)?;
+        let mut home_has = false;
         for m in elems::from_elems(spec, h, found, now) {
+            home_has = true;
             if !members.iter().any(|(k, _)| *k == m.0) {
                 members.push(m);
             }
         }
-        if !h.counters {
-            continue;
-        }
         for (f, k, cspec) in copies {
+            if !h.counters && (home_has || !dynamic(cspec)) {
+                continue;
+            }
             let (fam, t) = copy_at(*f, *k);
             let found = get_one(sock, fam, &t, name, cspec, h, p)?;
             for (key, x) in elems::from_elems(cspec, h, found, now) {
-                let c = in_copies.entry(key).or_default();
-                c.0 += x.packets;
-                c.1 += x.bytes;
+                if h.counters {
+                    let c = in_copies.entry(key.clone()).or_default();
+                    c.0 += x.packets;
+                    c.1 += x.bytes;
+                }
+                if !members.iter().any(|(m, _)| *m == key) {
+                    members.push((
+                        key,
+                        Ext {
+                            packets: 0,
+                            bytes: 0,
+                            ..x
+                        },
+                    ));
+                }
             }
         }
     }

@@ -178,7 +178,12 @@ pub fn prepare(sock: &mut Socket, sets: &mut Sets, job: &Job, now: u64) -> Resul
 }
 
 /// Every member of `name` into `sets` (once).
-fn full(sock: &mut Socket, sets: &mut Sets, name: &str, now: u64) -> Result<(), nft::Error> {
+pub(super) fn full(
+    sock: &mut Socket,
+    sets: &mut Sets,
+    name: &str,
+    now: u64,
+) -> Result<(), nft::Error> {
     let Some(place) = sets.places.get(name) else {
         return Ok(());
     };

@@ -4,7 +4,7 @@
 use super::{Created, Loc, Planner};
 use compile::layout;
 use compile::userdata::{self, catalog};
-use compile::{lower_rule, rebase_lookups};
+use compile::{lower_rule, lower_rule_with, rebase_lookups, LowerError};
 use iptables::ext::Match;
 use iptables::print::save::{save_rule_body, CounterStyle};
 use iptables::{Error, Rule};
@@ -14,6 +14,15 @@ use ruleset::{Counters, Policy, RuleId, Table, TableKind};
 
 fn unsupported(e: impl std::fmt::Display) -> Error {
     Error::param(e.to_string())
+}
+
+/// A lowering refusal in iptables' words (a missing set as iptables-nft
+/// says it).
+fn lower_error(e: LowerError) -> Error {
+    match e {
+        LowerError::NoSet(name) => Error::param(format!("Set {name} doesn't exist.\n")),
+        e => unsupported(e),
+    }
 }
 
 /// The nftables policy of an iptables policy.
@@ -106,7 +115,14 @@ impl Planner<'_> {
         at: Option<Loc>,
     ) -> Result<(), Error> {
         let (fam, tname) = (self.fam(), layout::table_name(kind));
-        let lowered = lower_rule(rule, self.family, kind, chain).map_err(unsupported)?;
+        let lowered = match self.ipsets.as_deref() {
+            Some(sets) => lower_rule_with(rule, self.family, kind, chain, sets),
+            None => lower_rule(rule, self.family, kind, chain),
+        }
+        .map_err(lower_error)?;
+        for name in &lowered.ipsets {
+            self.ensure_ipset_copy(kind, name)?;
+        }
         let mut exprs = lowered.exprs;
         // The rule's counters (-c, restore --counters) start its counter.
         for e in exprs.iter_mut() {

@@ -38,6 +38,9 @@ impl Planner<'_> {
             self.p.batch.delete(&nft::Table::new(fam, &tname), tag);
         }
         self.view.forget(kind);
+        if let Some(sets) = self.ipsets.as_deref_mut() {
+            sets.forget_copies(self.family, kind);
+        }
         self.view.present.insert(kind);
         self.p.fresh.push(key);
     }

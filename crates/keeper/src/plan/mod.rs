@@ -57,6 +57,9 @@ pub struct Planner<'a> {
     pub(crate) view: &'a mut KernelView,
     pub(crate) p: &'a mut Pending,
     pub(crate) opts: PlanOpts,
+    /// nfkeeper's ipsets, for rules that name them (see
+    /// [`crate::ipset::rules`]); `None`: such rules have no native form.
+    pub(crate) ipsets: Option<&'a mut crate::ipset::Sets>,
 }
 
 impl<'a> Planner<'a> {
@@ -71,7 +74,15 @@ impl<'a> Planner<'a> {
             view,
             p,
             opts,
+            ipsets: None,
         }
+    }
+
+    /// Plan with nfkeeper's ipsets (read for the writes, see
+    /// [`crate::ipset::rules::prepare`]).
+    pub fn with_ipsets(mut self, sets: &'a mut crate::ipset::Sets) -> Planner<'a> {
+        self.ipsets = Some(sets);
+        self
     }
 
     pub(crate) fn fam(&self) -> nft::Family {

@@ -3,7 +3,7 @@
 //! of action (fail2ban.sh). fail2ban exits 0 when an action fails; its
 //! log's errors are compared.
 
-use crate::harness::{check, Client, Known};
+use crate::harness::{check, Client};
 
 const NEEDS: &[(&str, &str)] = &[
     ("fail2ban-client", "fail2ban"),
@@ -25,7 +25,8 @@ fn fail2ban_iptables() {
 }
 
 /// iptables-ipset: `ipset create … timeout`, `-m set --match-set` rules,
-/// members added and deleted by ipset.
+/// members added and deleted by ipset (nfkeeper's own ipsets, looked up
+/// natively by the rules: issue 19).
 #[test]
 fn fail2ban_ipset() {
     check(&Client {
@@ -38,10 +39,6 @@ fn fail2ban_ipset() {
             ("ipset", "ipset"),
         ],
         known: &[],
-        known_failure: Some(Known {
-            signature: "has no native nftables form in nfkeeper: ipset sets",
-            why: "issue 19: `-m set` against nfkeeper's own ipsets is not lowered yet, \
-                  so every ban of the iptables-ipset action fails (\"Script error\")",
-        }),
+        known_failure: None,
     });
 }

@@ -26,6 +26,7 @@ pub mod recent;
 pub mod rpfilter;
 pub mod sctp;
 pub mod set;
+pub mod set_key;
 pub mod state;
 pub mod statistic;
 pub mod tcp;

@@ -19,6 +19,7 @@ pub mod redirect;
 pub mod reject;
 pub(crate) mod rewrite;
 pub mod secmark;
+pub mod set;
 pub mod snat;
 pub mod synproxy;
 pub mod tcpmss;

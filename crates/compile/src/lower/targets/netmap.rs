@@ -76,15 +76,7 @@ mod tests {
 
     fn run(family: Family, chain: &str, t: &Netmap) -> Result<Vec<Expr>> {
         let rule = Rule::default();
-        let mut cx = Cx {
-            family,
-            table: TableKind::Nat,
-            chain,
-            rule: &rule,
-            out: Vec::new(),
-            sets: Vec::new(),
-            objects: Vec::new(),
-        };
+        let mut cx = Cx::new(family, TableKind::Nat, chain, &rule);
         lower(t, &mut cx)?;
         Ok(cx.out)
     }

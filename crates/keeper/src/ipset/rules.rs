@@ -1,0 +1,346 @@
+//! The rule side of ipsets: iptables rules that name nfkeeper's ipsets
+//! (`-m set`, `-j SET`) look up a *copy* of the set in their own table
+//! (see [`super`]). Here: which sets the writes of a transaction name and
+//! reading them ([`prepare`]), the lowering's view of them (the
+//! [`compile::Ipsets`] of [`Sets`]), the copy a rule's table gets in the
+//! rule's batch ([`Planner::ensure_ipset_copy`]), and removing copies no
+//! rule uses any more ([`collect`]).
+//!
+//! Copies go after the commit that removed their last rule, each in a
+//! batch of its own: the kernel refuses (EBUSY) to delete a set a rule is
+//! bound to, which is the exact "no rule uses it" test without reading
+//! every rule of the table. A copy a concurrent writer starts using in
+//! between is kept for the same reason.
+
+use super::meta::{Role, SetMeta};
+use super::mirror::{member_elems, new_set, KernelMirror};
+use super::read::{self, copy_at, install};
+use super::Sets;
+use crate::plan::{Pending, Planner};
+use crate::state::State;
+use crate::txn::{Work, Write};
+use compile::ipset::set_spec;
+use compile::{IpsetInfo, Ipsets};
+use iptables::ext::{Match, TargetExt};
+use iptables::{Error, Rule, Target};
+use nft::{SetElems, Socket};
+use ruleset::{Family, TableKind};
+use std::collections::BTreeSet;
+
+/// Options whose argument names an ipset (`-m set`, `-j SET`).
+const NAME_OPTS: [&str; 4] = ["--match-set", "--add-set", "--del-set", "--map-set"];
+
+/// The ipsets `rule` names.
+pub fn rule_names(rule: &Rule) -> Vec<&str> {
+    let mut out: Vec<&str> = rule
+        .matches
+        .iter()
+        .filter_map(|m| match m {
+            Match::Set(s) => Some(s.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if let Target::Ext(t) = &rule.target {
+        if let TargetExt::Set(s) = &**t {
+            for r in [&s.add, &s.del, &s.map].into_iter().flatten() {
+                out.push(r.name.as_str());
+            }
+        }
+    }
+    out
+}
+
+/// The words after an option that names an ipset in restore `input`
+/// (a superset of the sets its rules name: a stray word only costs a
+/// lookup).
+pub fn text_names(input: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut words = input.split_whitespace();
+    while let Some(w) = words.next() {
+        if NAME_OPTS.contains(&w) {
+            if let Some(n) = words.next() {
+                out.insert(n.trim_matches('"').to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The ipsets the writes' rules name and the rules of the model name
+/// (rules a restore may write again); for each, the tables a new rule of
+/// it goes to (`None`: not known, e.g. a restore's).
+fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKind)>)> {
+    let mut out: Vec<(String, Option<(Family, TableKind)>)> = Vec::new();
+    let mut put = |n: &str, at: Option<(Family, TableKind)>| {
+        if !out.iter().any(|(x, a)| x == n && *a == at) {
+            out.push((n.to_string(), at));
+        }
+    };
+    for w in writes {
+        match &w.work {
+            Work::Cmds(cmds) => {
+                for p in cmds {
+                    for r in &p.rules {
+                        for n in rule_names(r) {
+                            put(n, Some((w.family, p.table)));
+                        }
+                    }
+                }
+            }
+            Work::Restore(r) => {
+                for n in text_names(&r.input) {
+                    put(&n, None);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Rules already in the model matter to a write that may write them
+    // again (a restore) or remove them (their copies may go): only then
+    // are they scanned, O(rules of the tables written).
+    let mut scan: Vec<(Family, TableKind)> = Vec::new();
+    for w in writes {
+        for t in removing_tables(w) {
+            if !scan.contains(&t) {
+                scan.push(t);
+            }
+        }
+    }
+    for f in Family::ALL {
+        for k in TableKind::ALL {
+            if !st.exists(f, k) || !scan.contains(&(f, k)) {
+                continue;
+            }
+            let t = st.model.table(f, k);
+            for c in t.chains() {
+                let Ok(rules) = t.rules(c.name) else {
+                    continue;
+                };
+                for r in rules {
+                    for n in rule_names(r.body) {
+                        put(n, Some((f, k)));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Read the ipsets that `writes` and the rules already in `st`'s model
+/// name into `st.ipset` (header and copies; every member when a copy may
+/// have to be made). Call after the rule tables are read. Cost: nothing
+/// when no rule names a set; else per set one GET, its copies (see
+/// [`read::copies`]), and an element dump when a table lacks its copy.
+pub fn prepare(
+    sock: &mut Socket,
+    st: &mut State,
+    writes: &[&Write],
+    now: u64,
+) -> Result<(), nft::Error> {
+    st.ipset.for_rules = true;
+    let needed = needed(st, writes);
+    if needed.is_empty() {
+        return Ok(());
+    }
+    let mut tables: Option<Vec<(Family, TableKind)>> = None;
+    let sets = &mut st.ipset;
+    for (name, at) in needed {
+        if !sets.places.contains_key(&name) {
+            let Some(m) = read::home(sock, &name)? else {
+                // Not ours: maybe the kernel ipset module's.
+                if !sets.kernel.contains_key(&name) {
+                    if let Some(i) = nft::ipset_index::lookup(&name).map_err(nft::Error::Io)? {
+                        sets.kernel.insert(name.clone(), i);
+                    }
+                }
+                continue;
+            };
+            sets.table = true;
+            let t = match &tables {
+                Some(t) => t,
+                None => tables.insert(read::rule_tables(sock)?),
+            };
+            let copies = read::copies(sock, &name, m.header.family, t)?;
+            install(sets, &name, m, copies);
+        }
+        let Some(place) = sets.places.get(&name) else {
+            continue;
+        };
+        let has_copy = at.is_some_and(|(f, k)| place.copies.iter().any(|c| (c.0, c.1) == (f, k)));
+        if !has_copy {
+            super::txn::full(sock, sets, &name, now)?;
+        }
+    }
+    Ok(())
+}
+
+/// The ipsets `names` as the lowering sees them, headers only (for
+/// `verify`): one GET per name, and a kernel ipset index for names that
+/// are not ours.
+pub fn catalog(sock: &mut Socket, names: &BTreeSet<String>) -> Result<Sets, nft::Error> {
+    let mut sets = Sets {
+        for_rules: true,
+        ..Sets::default()
+    };
+    for name in names {
+        match read::home(sock, name)? {
+            Some(m) => install(&mut sets, name, m, Vec::new()),
+            None => {
+                if let Some(i) = nft::ipset_index::lookup(name).map_err(nft::Error::Io)? {
+                    sets.kernel.insert(name.clone(), i);
+                }
+            }
+        }
+    }
+    Ok(sets)
+}
+
+impl Ipsets for Sets {
+    fn info(&self, name: &str) -> IpsetInfo<'_> {
+        match self.store.get(name) {
+            _ if !self.for_rules => IpsetInfo::Unknown,
+            Some(s) if self.places.contains_key(name) => IpsetInfo::Ours(&s.header),
+            _ => match self.kernel.get(name) {
+                Some(&i) => IpsetInfo::Kernel(i),
+                None => IpsetInfo::Missing,
+            },
+        }
+    }
+}
+
+impl Sets {
+    /// Forget the copies in table `k` of family `f` (a batch deletes it).
+    pub fn forget_copies(&mut self, f: Family, k: TableKind) {
+        for p in self.places.values_mut() {
+            p.copies.retain(|c| (c.0, c.1) != (f, k));
+        }
+    }
+}
+
+impl Planner<'_> {
+    /// Make sure table `kind` holds a copy of ipset `name` (read whole,
+    /// see [`prepare`]): else NEWSET of the copy with every member, in
+    /// the batch being built.
+    pub(crate) fn ensure_ipset_copy(&mut self, kind: TableKind, name: &str) -> Result<(), Error> {
+        let family = self.family;
+        let tag = self.p.tag;
+        let Some(sets) = self.ipsets.as_deref_mut() else {
+            return Ok(());
+        };
+        let Some(place) = sets.places.get(name) else {
+            return Err(Error::param(format!("Set {name} doesn't exist.\n")));
+        };
+        if place.copies.iter().any(|c| (c.0, c.1) == (family, kind)) {
+            return Ok(());
+        }
+        if !place.full {
+            return Err(Error::other(format!(
+                "ipset {name} was not read whole to copy it into table {}",
+                compile::layout::table_name(kind)
+            )));
+        }
+        let (Some(set), Some(slot)) = (sets.store.get(name), sets.store.slot_index(name)) else {
+            return Err(Error::param(format!("Set {name} doesn't exist.\n")));
+        };
+        let h = set.header.clone();
+        let spec = set_spec(&h).map_err(|e| Error::other(e.to_string()))?;
+        let entries = KernelMirror::all_entries(set);
+        let elems =
+            member_elems(&spec, &h, &entries, false).map_err(|e| Error::other(e.to_string()))?;
+        let (fam, table) = copy_at(family, kind);
+        let m = SetMeta {
+            role: Role::Copy,
+            slot,
+            header: h,
+        };
+        let mut s = new_set(fam, &table, name, &spec, &m);
+        let p: &mut Pending = self.p;
+        let id = p.alloc_set_id();
+        s.id = Some(id);
+        p.batch.create(&s, tag);
+        if !elems.is_empty() {
+            let mut es = SetElems::new(fam, &table, name, elems);
+            es.set_id = Some(id);
+            p.batch.add(&es, tag);
+        }
+        if let Some(place) = sets.places.get_mut(name) {
+            place.copies.push((family, kind, spec));
+        }
+        Ok(())
+    }
+}
+
+/// After a commit that may have removed rules of `tables`: delete the
+/// copies there that no rule uses (the kernel refuses, EBUSY, for one a
+/// rule is bound to; that one stays). The candidates are the copies
+/// [`prepare`] found for the sets the rules it read name, which include
+/// every rule a command removes (it reads them to remove them). Best
+/// effort: a failure leaves a copy that a later removal or `ipset
+/// destroy` takes away. Cost: nothing without candidates; else one batch
+/// per copy in use + 1.
+pub fn collect(sock: &mut Socket, st: &mut State, tables: &[(Family, TableKind)]) {
+    for &(f, k) in tables {
+        let (fam, tname) = copy_at(f, k);
+        let mut names: Vec<String> = st
+            .ipset
+            .places
+            .iter()
+            .filter(|(_, p)| p.copies.iter().any(|c| (c.0, c.1) == (f, k)))
+            .map(|(n, _)| n.clone())
+            .collect();
+        names.sort();
+        while !names.is_empty() {
+            let mut b = sock.batch(None);
+            for (i, n) in names.iter().enumerate() {
+                b.delete(&nft::Set::new(fam, &tname, n), i as nft::Tag);
+            }
+            let Ok(rep) = sock.commit(&mut b) else { break };
+            if rep.outcome.is_ok() {
+                for n in &names {
+                    if let Some(p) = st.ipset.places.get_mut(n) {
+                        p.copies.retain(|c| (c.0, c.1) != (f, k));
+                    }
+                }
+                break;
+            }
+            // Drop the refused copy (in use, or gone) and try the rest.
+            match rep.outcome.errors.first().and_then(|e| e.tag) {
+                Some(t) if (t as usize) < names.len() => {
+                    names.remove(t as usize);
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
+/// The tables whose rules `w` may remove (where [`collect`] looks).
+pub fn removing_tables(w: &Write) -> Vec<(Family, TableKind)> {
+    use iptables::parse::Command as C;
+    let mut out = Vec::new();
+    match &w.work {
+        Work::Cmds(cmds) => {
+            for p in cmds {
+                let removes = matches!(
+                    p.command,
+                    C::Delete(_)
+                        | C::DeleteNum(..)
+                        | C::Flush(_)
+                        | C::DeleteChain(_)
+                        | C::Replace(..)
+                );
+                if removes && !out.contains(&(w.family, p.table)) {
+                    out.push((w.family, p.table));
+                }
+            }
+        }
+        Work::Restore(r) => {
+            for k in crate::scope::restore_tables(&r.input, r.table) {
+                out.push((w.family, k));
+            }
+        }
+        _ => {}
+    }
+    out
+}
