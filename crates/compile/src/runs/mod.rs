@@ -29,6 +29,7 @@ use nft::{Expr, Verdict};
 use ruleset::{Family, RuleId, TableKind};
 
 mod key;
+pub mod numgen;
 pub use key::KeyKind;
 
 /// Tuning of run detection.
@@ -148,7 +149,7 @@ pub enum Item {
 }
 
 /// Whether a rule may be part of a run at all.
-fn runnable(r: &Rule) -> bool {
+pub(crate) fn runnable(r: &Rule) -> bool {
     !r.matches.iter().any(|m| {
         matches!(
             m,
@@ -258,6 +259,19 @@ pub fn compile_chain(
     let mut i = 0;
     while i < rules.len() {
         let (id, r) = rules[i];
+        if let Some(k) = numgen::group_len(rules, i) {
+            let members = &rules[i..i + k];
+            let keys = members
+                .iter()
+                .map(|(_, r)| KeyKind::Numgen.split(r, family).expect("a member").0)
+                .collect();
+            match run_item(members, keys, true, KeyKind::Numgen, family, table, chain)? {
+                Some(run) => out.push(run),
+                None => out.extend(members.iter().map(|(id, _)| Item::Plain { id: *id })),
+            }
+            i += k;
+            continue;
+        }
         let best = if runnable(r) {
             // The longest run; among equally long ones the first kind
             // (single fields before tuples before ranges). A run that
@@ -317,7 +331,16 @@ fn run_item(
         shape.target = Target::None;
     }
     let name = format!("{SET_PREFIX}{}", members[0].0 .0);
-    let lowered = run_rule(kind, map, &shape, &name, family, table, chain)?;
+    let lowered = run_rule(
+        kind,
+        map,
+        &shape,
+        &name,
+        family,
+        table,
+        chain,
+        members.len(),
+    )?;
     if lowered.compat.is_some() {
         return Ok(None);
     }
@@ -368,7 +391,9 @@ fn drop_fragment_guard(exprs: &mut Vec<Expr>) {
 }
 
 /// The kernel rule of a run of `key` with `shape` (as [`compile_chain`]
-/// builds it), for a run started outside a whole-chain compile.
+/// builds it), for a run started outside a whole-chain compile. `len`:
+/// the run's member count (a numgen run draws modulo it).
+#[allow(clippy::too_many_arguments)]
 pub fn run_rule(
     key: KeyKind,
     map: bool,
@@ -377,6 +402,7 @@ pub fn run_rule(
     family: Family,
     table: TableKind,
     chain: &str,
+    len: usize,
 ) -> Result<Lowered> {
     let mut lowered = lower_rule(shape, family, table, chain)?;
     if key.loads_transport() {
@@ -394,7 +420,7 @@ pub fn run_rule(
         dreg: map.then_some(reg::VERDICT),
         flags: None,
     };
-    let mut load = key.load(family);
+    let mut load = key.load(family, len);
     load.push(lookup);
     lowered.exprs.splice(at..at + 1, load);
     Ok(lowered)
@@ -495,6 +521,9 @@ mod tests {
             .iter()
             .map(|it| match it {
                 Item::Plain { .. } => "P".to_string(),
+                Item::Run { set, .. } if set.key == KeyKind::Numgen => {
+                    format!("N{}", set.elems.len())
+                }
                 Item::Run { set, .. } => {
                     let kind = if set.map { "M" } else { "S" };
                     let tuple = if set.key.is_tuple() || set.key.is_interval() {
@@ -687,6 +716,119 @@ mod tests {
                 ],
                 2,
                 "S2",
+            ),
+            // kube-proxy's endpoint selection (10 decimals, as kube-proxy
+            // writes it), after its masquerade rule: one numgen map.
+            (
+                &[
+                    "-A X ! -s 10.128.0.0/10 -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j MARK --set-xmark 0x4000/0x4000",
+                    "-A X -m comment --comment a -m statistic --mode random --probability 0.3333333333 -j SEP-A",
+                    "-A X -m comment --comment b -m statistic --mode random --probability 0.5000000000 -j SEP-B",
+                    "-A X -m comment --comment c -j SEP-C",
+                ],
+                16,
+                "P,N3",
+            ),
+            // As iptables-save prints it (11 decimals), two endpoints.
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.50000000000 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "N2",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.33333333349 -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.50000000000 -j SEP-B",
+                    "-A X -j SEP-C",
+                ],
+                16,
+                "N3",
+            ),
+            // Session affinity rules before it stay plain rules.
+            (
+                &[
+                    "-A X -m recent --rcheck --seconds 10800 --reap --name SEP-A --mask 255.255.255.255 --rsource -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.50000000000 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "P,N2",
+            ),
+            // Old kube-proxy's 5 decimals is not uniform: plain rules.
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.33333 -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.50000 -j SEP-B",
+                    "-A X -j SEP-C",
+                ],
+                16,
+                "P,N2",
+            ),
+            // No unconditional last rule, a probability out of sequence,
+            // different other matches, a non-verdict target, an inverted
+            // or nth statistic: plain rules.
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.3333333333 -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.5000000000 -j SEP-B",
+                    "-A X -m statistic --mode random --probability 0.5000000000 -j SEP-C",
+                ],
+                16,
+                "P,P,P",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.5000000000 -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.3333333333 -j SEP-B",
+                    "-A X -j SEP-C",
+                ],
+                16,
+                "P,P,P",
+            ),
+            (
+                &[
+                    "-A X -s 10.0.0.1/32 -m statistic --mode random --probability 0.5000000000 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "P,P",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.5000000000 -j LOG",
+                    "-A X -j LOG",
+                ],
+                16,
+                "P,P",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode random ! --probability 0.5000000000 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "P,P",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode nth --every 2 --packet 0 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "P,P",
+            ),
+            // The same shape with its own matches, any verdicts.
+            (
+                &[
+                    "-A X -p udp -m statistic --mode random --probability 0.5000000000 -j ACCEPT",
+                    "-A X -p udp -j DROP",
+                    "-A X -p udp -j DROP",
+                ],
+                16,
+                "N2,P",
             ),
         ];
         for (lines, min_len, want) in cases {
