@@ -123,10 +123,15 @@ pub fn admits(
     r: &Rule,
     family: Family,
 ) -> Option<(Vec<u8>, Option<Verdict>)> {
-    if !runnable(r) {
+    // A numgen member's statistic match is its key: the rest must be
+    // stateless.
+    if key != KeyKind::Numgen && !runnable(r) {
         return None;
     }
     let (k, mut s) = key.split(r, family)?;
+    if !runnable(&s) {
+        return None;
+    }
     let verdict = if map {
         let v = verdict_of(&r.target)?;
         s.target = Target::None;

@@ -219,6 +219,7 @@ impl Planner<'_> {
         for (i, j) in diff::common(&ok, &nk) {
             to_new[i] = Some(j);
         }
+        self.unmatch_split_groups(&new, &olds, &mut to_new);
         self.unmatch_broken_runs(&olds, &mut to_new);
         if to_new.iter().all(Option::is_none) {
             return self.rewrite_whole(kind, t, chain, &d, &new);
@@ -251,10 +252,32 @@ impl Planner<'_> {
         for ri in dropped {
             self.drop_run(ri);
         }
-        // Then the input's rules in order, each after the one before it.
+        // Then the input's rules in order, each after the one before it;
+        // a numgen group among the new ones as one run.
         let mut prev: Option<Loc> = None;
+        let mut skip = 0;
         for (j, (id, body, c)) in new.iter().enumerate() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
             self.p.tag = d.lines.get(id).copied().unwrap_or(d.tag);
+            if from_old[j].is_none() {
+                let at = match prev {
+                    Some(l) => (Placement::Append, Some(l)),
+                    None => (Placement::Insert, None),
+                };
+                if let Some(k) = self.new_numgen_at(kind, chain, &new, &from_old, j, at)? {
+                    prev = self
+                        .view
+                        .runs
+                        .last()
+                        .and_then(|r| r.as_ref())
+                        .map(|r| r.rule);
+                    skip = k - 1;
+                    continue;
+                }
+            }
             let Some(i) = from_old[j] else {
                 let (placement, at) = match prev {
                     Some(l) => (Placement::Append, Some(l)),
@@ -285,6 +308,96 @@ impl Planner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// When `new[j..]` starts a numgen group (`compile::runs::numgen`) of
+    /// rules none of which is kept: the group as one run placed at `at`
+    /// (as `new_rule` places a rule); its length. `None`, nothing done,
+    /// otherwise (or when runs are not compiled).
+    fn new_numgen_at(
+        &mut self,
+        kind: TableKind,
+        chain: &str,
+        new: &[(RuleId, Rule, Counters)],
+        from_old: &[Option<usize>],
+        j: usize,
+        at: (Placement, Option<Loc>),
+    ) -> Result<Option<usize>, Error> {
+        if self.opts.compile.is_none() || self.opts.plain_appends {
+            return Ok(None);
+        }
+        if compile::runs::numgen::member_key(&new[j].1).is_none_or(|k| k == 0) {
+            return Ok(None);
+        }
+        let refs: Vec<(RuleId, &Rule)> = new[j..].iter().map(|(i, r, _)| (*i, r)).collect();
+        let Some(k) = compile::runs::numgen::group_len(&refs, 0) else {
+            return Ok(None);
+        };
+        if from_old[j..j + k].iter().any(Option::is_some) {
+            return Ok(None);
+        }
+        let items = compile::runs::compile_chain(
+            &refs[..k],
+            self.family,
+            kind,
+            chain,
+            compile::runs::RunOpts { min_len: k },
+        )
+        .map_err(|e| Error::param(e.to_string()))?;
+        let Some(compile::runs::Item::Run { lowered, set }) = items.into_iter().next() else {
+            return Ok(None);
+        };
+        let members: HashMap<RuleId, (&Rule, Counters)> = new[j..j + k]
+            .iter()
+            .map(|(i, r, c)| (*i, (r, *c)))
+            .collect();
+        self.new_run_at(kind, chain, lowered, *set, &members, at)?;
+        Ok(Some(k))
+    }
+
+    /// A numgen group of the input (`compile::runs::numgen`) keeps old
+    /// rules only when they are one old numgen run, whole: else none of
+    /// its rules is kept, and the group is written as one run. O(new).
+    fn unmatch_split_groups(
+        &self,
+        new: &[(RuleId, Rule, Counters)],
+        olds: &[Old],
+        to_new: &mut [Option<usize>],
+    ) {
+        if self.opts.compile.is_none() || self.opts.plain_appends {
+            return;
+        }
+        let mut from_old: Vec<Option<usize>> = vec![None; new.len()];
+        for (i, j) in to_new.iter().enumerate() {
+            if let Some(j) = j {
+                from_old[*j] = Some(i);
+            }
+        }
+        let refs: Vec<(RuleId, &Rule)> = new.iter().map(|(i, r, _)| (*i, r)).collect();
+        let mut j = 0;
+        while j < new.len() {
+            let Some(k) = compile::runs::numgen::group_len(&refs, j) else {
+                j += 1;
+                continue;
+            };
+            let run = |i: &Option<usize>| match i.map(|i| olds[i]) {
+                Some(Old::Member(ri)) => Some(ri),
+                _ => None,
+            };
+            let first = run(&from_old[j]);
+            let whole = first.is_some_and(|ri| {
+                from_old[j..j + k].iter().all(|i| run(i) == Some(ri))
+                    && self.view.runs[ri as usize]
+                        .as_ref()
+                        .is_some_and(|r| r.key == compile::runs::KeyKind::Numgen && r.len == k)
+            });
+            if !whole {
+                for i in from_old[j..j + k].iter().flatten() {
+                    to_new[*i] = None;
+                }
+            }
+            j += k;
+        }
     }
 
     /// A run is kept only when every member is kept and the input's rules
@@ -332,9 +445,20 @@ impl Planner<'_> {
             let tail = self.tail_from_model(kind, t, chain);
             self.p.tails.insert(key.clone(), tail);
         }
-        for (id, r, c) in new {
+        let none = vec![None; new.len()];
+        let mut skip = 0;
+        for (j, (id, r, c)) in new.iter().enumerate() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
             self.p.tag = d.lines.get(id).copied().unwrap_or(d.tag);
             if !runs {
+                let end = (Placement::Append, None);
+                if let Some(k) = self.new_numgen_at(kind, chain, new, &none, j, end)? {
+                    skip = k - 1;
+                    continue;
+                }
                 self.new_rule(kind, chain, *id, r, *c, Placement::Append, None)?;
                 continue;
             }
