@@ -52,7 +52,15 @@ fn numgen_maps_pick_endpoints_as_the_rules_do() {
             &RestoreOpts::new(Family::Ipv4, "iptables-restore"),
         )
         .unwrap_or_else(|e| panic!("{}", e.render("iptables-restore")));
-        let compiled = kernel_of(&rs, Family::Ipv4, Some(RunOpts::default())).expect("compiled");
+        let compiled = kernel_of(
+            &rs,
+            Family::Ipv4,
+            Some(RunOpts {
+                numgen: true,
+                ..RunOpts::default()
+            }),
+        )
+        .expect("compiled");
         let svc = &compiled
             .tables
             .iter()

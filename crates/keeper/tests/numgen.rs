@@ -16,7 +16,10 @@ use testkit::in_netns;
 
 fn settings() -> keeper::Settings {
     keeper::Settings {
-        compile: Some(RunOpts::default()),
+        compile: Some(RunOpts {
+            numgen: true,
+            ..RunOpts::default()
+        }),
         ..Default::default()
     }
 }

@@ -40,7 +40,7 @@ fn numgen_map_spreads_connections_over_endpoints() {
     let file = std::env::temp_dir().join(format!("nfk-kube-{}.rules", std::process::id()));
     std::fs::write(&file, KUBE).expect("write rules");
     net.router.nfk(&format!(
-        "iptables-restore --noflush {}",
+        "--compile-runs=16+numgen iptables-restore --noflush {}",
         file.to_str().expect("path")
     ));
     let _ = std::fs::remove_file(&file);

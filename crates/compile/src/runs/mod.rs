@@ -37,6 +37,12 @@ pub use key::KeyKind;
 pub struct RunOpts {
     /// Shortest run worth a set lookup; shorter ones stay plain rules.
     pub min_len: usize,
+    /// Compile kube-proxy's endpoint selection into numgen verdict maps
+    /// ([`numgen`]). Off by default: one named set per service costs the
+    /// kernel O(sets) per set lookup by name and per element dump, which
+    /// made kube-proxy's syncs at 5k services 2× slower (BENCHMARKS.md
+    /// §11).
+    pub numgen: bool,
 }
 
 /// The default shortest run: where one lookup costs a packet what the
@@ -60,6 +66,7 @@ impl Default for RunOpts {
     fn default() -> Self {
         RunOpts {
             min_len: DEFAULT_MIN_LEN,
+            numgen: false,
         }
     }
 }
@@ -264,7 +271,7 @@ pub fn compile_chain(
     let mut i = 0;
     while i < rules.len() {
         let (id, r) = rules[i];
-        if let Some(k) = numgen::group_len(rules, i) {
+        if let Some(k) = numgen::group_len(rules, i).filter(|_| o.numgen) {
             let members = &rules[i..i + k];
             let keys = members
                 .iter()
@@ -519,7 +526,10 @@ mod tests {
             Family::Ipv4,
             TableKind::Filter,
             "X",
-            RunOpts { min_len },
+            RunOpts {
+                min_len,
+                numgen: true,
+            },
         )
         .unwrap();
         items
@@ -899,7 +909,13 @@ mod tests {
         ];
         for shape in shapes {
             let lines: Vec<String> = (1..=20).map(shape).collect();
-            let items = compile_lines(&lines, RunOpts { min_len: 4 });
+            let items = compile_lines(
+                &lines,
+                RunOpts {
+                    min_len: 4,
+                    numgen: false,
+                },
+            );
             let mut runs = 0;
             for item in items {
                 if let Item::Run { lowered, .. } = item {

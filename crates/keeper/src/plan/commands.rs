@@ -219,15 +219,6 @@ impl Planner<'_> {
         out: &mut String,
     ) -> Result<(), Error> {
         execute_owned(t, p, out)?;
-        // A new chain's end is known (empty): appends in this batch may
-        // start runs in it (kube-proxy's first sync declares its chains).
-        if self.opts.compile.is_some() && !self.opts.plain_appends {
-            let tail = crate::read::Tail {
-                plain: Vec::new(),
-                run: None,
-            };
-            self.p.tails.insert((self.family, kind, c.clone()), tail);
-        }
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let ch = Chain::new(fam, &tname, &c);
         let tag = self.p.tag;

@@ -19,6 +19,9 @@
 //! the kernel's id back, `Table::set_rule_id`). A refusal names the input
 //! line of the rule refused (deletes carry the `:CHAIN` line), as before.
 //!
+//! A chain the restore creates is deferred the same way, with nothing
+//! old: its rules are written when it settles, whole.
+//!
 //! Deferred only when the model holds every kernel rule of the chain
 //! ([`super::KernelView::knows_rules`]) each with a kernel location; a
 //! compiled run is kept only when all its members are kept, contiguous
@@ -121,6 +124,26 @@ impl Planner<'_> {
                             d.lines.insert(r.id, tag);
                         }
                     }
+                }
+                return Ok(());
+            }
+            Command::NewChain(c)
+                if self.opts.compile.is_some_and(|o| o.numgen) && !self.opts.plain_appends =>
+            {
+                // A chain created here is written at its settling too (as a
+                // rewrite of nothing): its rules are then known whole, so a
+                // numgen group is one run from the start (kube-proxy's first
+                // sync declares every chain).
+                let k = key(c);
+                self.run(kind, t, p, &mut String::new())?;
+                if !self.p.rewrites.chains.contains_key(&k) {
+                    let d = Deferred {
+                        old: Vec::new(),
+                        tag: self.p.tag,
+                        lines: HashMap::new(),
+                    };
+                    self.p.rewrites.order.push(k.clone());
+                    self.p.rewrites.chains.insert(k, d);
                 }
                 return Ok(());
             }
@@ -323,7 +346,7 @@ impl Planner<'_> {
         j: usize,
         at: (Placement, Option<Loc>),
     ) -> Result<Option<usize>, Error> {
-        if self.opts.compile.is_none() || self.opts.plain_appends {
+        if !self.opts.compile.is_some_and(|o| o.numgen) || self.opts.plain_appends {
             return Ok(None);
         }
         if compile::runs::numgen::member_key(&new[j].1).is_none_or(|k| k == 0) {
@@ -341,7 +364,10 @@ impl Planner<'_> {
             self.family,
             kind,
             chain,
-            compile::runs::RunOpts { min_len: k },
+            compile::runs::RunOpts {
+                min_len: k,
+                numgen: true,
+            },
         )
         .map_err(|e| Error::param(e.to_string()))?;
         let Some(compile::runs::Item::Run { lowered, set }) = items.into_iter().next() else {
@@ -364,7 +390,7 @@ impl Planner<'_> {
         olds: &[Old],
         to_new: &mut [Option<usize>],
     ) {
-        if self.opts.compile.is_none() || self.opts.plain_appends {
+        if !self.opts.compile.is_some_and(|o| o.numgen) || self.opts.plain_appends {
             return;
         }
         let mut from_old: Vec<Option<usize>> = vec![None; new.len()];
@@ -436,9 +462,13 @@ impl Planner<'_> {
         for (id, _, _) in &d.old {
             self.forget_rule(kind, *id);
         }
-        self.flush_chain(kind, chain);
-        self.drop_runs_in(kind, &[chain.to_string()]);
-        self.drop_unread_run_sets(kind, Some(chain));
+        // A chain without rules (one created in this batch) has nothing
+        // to flush and no run (checking costs O(runs of the table)).
+        if !d.old.is_empty() {
+            self.flush_chain(kind, chain);
+            self.drop_runs_in(kind, &[chain.to_string()]);
+            self.drop_unread_run_sets(kind, Some(chain));
+        }
         let runs = !self.opts.plain_appends && self.opts.compile.is_some() && self.opts.whole_model;
         let key = (self.family, kind, chain.to_string());
         if runs {

@@ -235,7 +235,10 @@ impl Planner<'_> {
                 family,
                 kind,
                 chain,
-                compile::runs::RunOpts { min_len: need + 1 },
+                compile::runs::RunOpts {
+                    min_len: need + 1,
+                    numgen: false,
+                },
             )
             .map_err(unsupported)?;
             if let [Item::Run { .. }] = items.as_slice() {
@@ -293,7 +296,8 @@ impl Planner<'_> {
         chain: &str,
         (id, r, c): (RuleId, &Rule, Counters),
     ) -> Result<bool, Error> {
-        if numgen::member_key(r) != Some(0) || tail.plain.is_empty() {
+        let on = self.opts.compile.is_some_and(|o| o.numgen);
+        if !on || numgen::member_key(r) != Some(0) || tail.plain.is_empty() {
             return Ok(false);
         }
         let mut cand: Vec<(RuleId, &Rule)> =
@@ -308,7 +312,10 @@ impl Planner<'_> {
             self.family,
             kind,
             chain,
-            compile::runs::RunOpts { min_len: k },
+            compile::runs::RunOpts {
+                min_len: k,
+                numgen: true,
+            },
         )
         .map_err(unsupported)?;
         let Some(Item::Run { lowered, set }) = items.into_iter().next() else {
