@@ -361,12 +361,22 @@ impl Eval<'_> {
                     }
                     put(&mut regs, b.dreg, &out)?;
                 }
+                Expr::Meta { key, dreg } if *key == META_PRANDOM => {
+                    // The draw itself, masked and compared by the rule's
+                    // next expressions; fixed outcomes decide the compare.
+                    let id = need_id("meta random")?;
+                    stateful += 1;
+                    match self.ch.random31(id, stateful - 1) {
+                        Some(r) => put(&mut regs, *dreg, &r.to_be_bytes())?,
+                        None => {
+                            stateful -= 1;
+                            chosen = true;
+                        }
+                    }
+                }
                 Expr::Meta { key, dreg } => {
                     let v = self.meta(*key)?;
                     put(&mut regs, *dreg, &v)?;
-                    if *key == META_PRANDOM {
-                        chosen = true;
-                    }
                 }
                 Expr::MetaSet { key, sreg } if *key == meta::MARK => {
                     let v = get(&regs, *sreg, 4)?;
@@ -423,6 +433,15 @@ impl Eval<'_> {
                         return Ok(Flow::Next);
                     }
                 }
+                Expr::Numgen {
+                    dreg,
+                    modulus,
+                    ty: NG_RANDOM,
+                    ..
+                } => {
+                    let v = self.numgen_random(t, r, *dreg, *modulus)?;
+                    put(&mut regs, *dreg, &v.to_ne_bytes())?;
+                }
                 Expr::Numgen { dreg, .. } => {
                     put(&mut regs, *dreg, &[0; 4])?;
                     chosen = true;
@@ -431,6 +450,43 @@ impl Eval<'_> {
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// The value `numgen random mod modulus` (into `dreg`) gives, drawn as
+    /// the logical rules of the verdict map it feeds would draw (see
+    /// `compile::runs::numgen`): the member of key j ≥ 1 (probability
+    /// 1/(j+1)) asked first from the top, key 0 when none passes. Uniform
+    /// over the seeds, up to xt_statistic's 2^-31 steps. A map whose
+    /// elements carry no logical rule is not modelled.
+    fn numgen_random(
+        &self,
+        t: &KTable,
+        r: &KRule,
+        dreg: u32,
+        modulus: u32,
+    ) -> Result<u32, Unsupported> {
+        let set = r
+            .exprs
+            .iter()
+            .find_map(|e| match e {
+                Expr::Lookup { set, sreg, .. } if *sreg == dreg => Some(set),
+                _ => None,
+            })
+            .and_then(|n| t.sets.get(n))
+            .ok_or_else(|| Unsupported("numgen random without a map lookup".into()))?;
+        for j in (1..modulus).rev() {
+            let Some(el) = set.find(&j.to_ne_bytes()) else {
+                continue;
+            };
+            let id = el
+                .id
+                .ok_or_else(|| Unsupported("a numgen map element of no logical rule".into()))?;
+            let val = iptables::ext::matches::statistic::to_fixed(1.0 / f64::from(j + 1));
+            if self.ch.below(id, 0, val, false) {
+                return Ok(j);
+            }
+        }
+        Ok(0)
     }
 
     fn meta(&self, key: u32) -> Result<Vec<u8>, Unsupported> {
@@ -449,7 +505,6 @@ impl Eval<'_> {
                 ruleset::Family::Ipv6 => 10,
             }],
             meta::L4PROTO => vec![p.proto()],
-            META_PRANDOM => vec![0; 4],
             k => return Err(Unsupported(format!("meta key {k}"))),
         })
     }
@@ -457,6 +512,8 @@ impl Eval<'_> {
 
 /// `NFT_META_PRANDOM`.
 const META_PRANDOM: u32 = 24;
+/// `NFT_NG_RANDOM`.
+const NG_RANDOM: u32 = 1;
 
 fn ifname(i: &iptables::rule::Iface) -> Vec<u8> {
     let mut v = vec![0u8; 16];

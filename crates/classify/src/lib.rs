@@ -12,7 +12,11 @@
 //!
 //! Stateful matches (`limit`, `statistic`) have no fixed outcome; both
 //! evaluators ask the same [`Choices`] for it, keyed by the logical rule, so
-//! every outcome is explored by varying the seed. The compiler must keep
+//! every outcome is explored by varying the seed; a random statistic match
+//! passes with its own probability over the seeds. A `numgen random mod k`
+//! verdict map (kube-proxy's endpoint selection, `compile::runs::numgen`)
+//! draws as its members' rules would, one member after the other, so the
+//! two evaluations agree packet by packet and the map's choice is uniform. The compiler must keep
 //! such rules out of shared kernel objects (a run's one `limit` would be one
 //! token bucket for many rules), which is what makes that key sound.
 
@@ -96,17 +100,43 @@ pub struct Choices {
 }
 
 impl Choices {
+    /// A coin: limits and nth counters pass or fail.
     pub fn pass(&self, rule: RuleId, n: u32) -> bool {
         if let Some(f) = self.fixed {
             return f;
         }
-        // SplitMix64 finaliser over the three inputs: cheap, well mixed.
+        self.mix(rule, n) & 1 == 1
+    }
+
+    /// The 31-bit random number xt_statistic (and `meta random` masked
+    /// with 0x7fffffff) compares with a probability's threshold, for the
+    /// `n`th stateful match of `rule`: uniform over the seed, so a
+    /// statistic match passes with its own probability. `None` when the
+    /// outcomes are fixed.
+    pub fn random31(&self, rule: RuleId, n: u32) -> Option<u32> {
+        if self.fixed.is_some() {
+            return None;
+        }
+        Some((self.mix(rule, n) >> 33) as u32)
+    }
+
+    /// Whether a random-mode statistic match of `rule` with threshold
+    /// `val` (probability × 2^31) and inversion `inv` passes.
+    pub fn below(&self, rule: RuleId, n: u32, val: u32, inv: bool) -> bool {
+        match self.random31(rule, n) {
+            Some(r) => (r < val) != inv,
+            None => self.fixed == Some(true),
+        }
+    }
+
+    /// SplitMix64's finaliser over the three inputs: cheap, well mixed.
+    fn mix(&self, rule: RuleId, n: u32) -> u64 {
         let mut z = self
             .seed
             .wrapping_add(rule.0.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .wrapping_add(u64::from(n).wrapping_mul(0xbf58_476d_1ce4_e5b9));
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) & 1 == 1
+        z ^ (z >> 31)
     }
 }

@@ -353,6 +353,10 @@ fn match_one(
         }
         // Both outcomes are possible for any packet (an inversion only
         // swaps which one is which), so the choice decides.
+        Match::Statistic(st) if !st.nth => {
+            *stateful += 1;
+            ch.below(id, *stateful - 1, st.val, st.inv)
+        }
         Match::Limit(_) | Match::Statistic(_) => {
             *stateful += 1;
             ch.pass(id, *stateful - 1)

@@ -43,7 +43,15 @@ fn logical_lowered_and_compiled_agree() {
         let text = gen::ruleset_of(&mut r, n, fam);
         let rs = load(&text, fam);
         let plain = kernel_of(&rs, fam, None).expect("lowered");
-        let compiled = kernel_of(&rs, fam, Some(RunOpts { min_len: 2 })).expect("compiled");
+        let compiled = kernel_of(
+            &rs,
+            fam,
+            Some(RunOpts {
+                min_len: 2,
+                numgen: true,
+            }),
+        )
+        .expect("compiled");
         runs_seen += compiled
             .tables
             .iter()

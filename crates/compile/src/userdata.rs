@@ -150,6 +150,7 @@ pub fn run_key_byte(k: crate::runs::KeyKind) -> u8 {
         SrcNet => 8,
         DstNet => 9,
         DportRange => 10,
+        Numgen => 11,
     }
 }
 
@@ -169,6 +170,7 @@ pub fn run_key(b: u8) -> Option<(crate::runs::KeyKind, bool)> {
             8 => SrcNet,
             9 => DstNet,
             10 => DportRange,
+            11 => Numgen,
             _ => return None,
         },
         map,

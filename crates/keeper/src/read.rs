@@ -558,8 +558,11 @@ fn read_run(
     }
     // With a probe and a known shape, only the element with the probe's
     // key can hold a member equal to it (keys are unique in a run).
+    // A numgen run is read whole: deleting a member rewrites all of it.
     let probed = match (probe, shape.as_ref()) {
-        (Some(p), Some(sh)) => Some(compile::runs::admits(key, map, sh, p, family)),
+        (Some(p), Some(sh)) if key != compile::runs::KeyKind::Numgen => {
+            Some(compile::runs::admits(key, map, sh, p, family))
+        }
         _ => None,
     };
     let elems = match &probed {

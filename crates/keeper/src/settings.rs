@@ -42,14 +42,23 @@ impl Default for Settings {
 }
 
 /// The run compilation a setting names: `off` (none), `runs` (runs of the
-/// default minimum length), `runs:N` (N ≥ 2). `None`: not a valid value.
+/// default minimum length), `runs:N` (N ≥ 2); either with `+numgen`, also
+/// kube-proxy's endpoint selection as numgen maps. `None`: not a valid
+/// value.
 pub fn parse_compile(v: &str) -> Option<Option<RunOpts>> {
+    let (v, numgen) = match v.strip_suffix("+numgen") {
+        Some(v) => (v, true),
+        None => (v, false),
+    };
     match v {
-        "off" => Some(None),
-        "runs" => Some(Some(RunOpts::default())),
+        "off" if !numgen => Some(None),
+        "runs" => Some(Some(RunOpts {
+            numgen,
+            ..RunOpts::default()
+        })),
         _ => {
             let n: usize = v.strip_prefix("runs:")?.parse().ok()?;
-            (n >= 2).then_some(Some(RunOpts { min_len: n }))
+            (n >= 2).then_some(Some(RunOpts { min_len: n, numgen }))
         }
     }
 }
@@ -64,7 +73,22 @@ mod tests {
         let cases: &[(&str, Option<Option<RunOpts>>)] = &[
             ("off", Some(None)),
             ("runs", Some(Some(d))),
-            ("runs:4", Some(Some(RunOpts { min_len: 4 }))),
+            (
+                "runs:4",
+                Some(Some(RunOpts {
+                    min_len: 4,
+                    numgen: false,
+                })),
+            ),
+            (
+                "runs:4+numgen",
+                Some(Some(RunOpts {
+                    min_len: 4,
+                    numgen: true,
+                })),
+            ),
+            ("runs+numgen", Some(Some(RunOpts { numgen: true, ..d }))),
+            ("off+numgen", None),
             ("runs:1", None),
             ("runs:x", None),
             ("on", None),

@@ -323,6 +323,7 @@ impl Cx<'_> {
             self.family,
             self.kind,
             &kr.chain,
+            run.members.len(),
         ) {
             Ok(l) if normalized(&l.exprs) == normalized(exprs) => {}
             Ok(l) => rep.diffs.push(format!(

@@ -112,7 +112,10 @@ const CASES: &[Case] = &[
 
 fn settings(compile: Option<usize>) -> Settings {
     Settings {
-        compile: compile.map(|min_len| RunOpts { min_len }),
+        compile: compile.map(|min_len| RunOpts {
+            min_len,
+            numgen: false,
+        }),
         ..Default::default()
     }
 }

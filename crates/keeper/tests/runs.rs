@@ -17,7 +17,10 @@ use testkit::in_netns;
 /// Settings compiling runs of at least `min_len` rules.
 fn runs(min_len: usize) -> keeper::Settings {
     keeper::Settings {
-        compile: Some(RunOpts { min_len }),
+        compile: Some(RunOpts {
+            min_len,
+            numgen: true,
+        }),
         ..Default::default()
     }
 }

@@ -16,7 +16,10 @@ use testkit::in_netns;
 /// Settings compiling runs of at least `min_len` rules.
 fn runs(min_len: usize) -> keeper::Settings {
     keeper::Settings {
-        compile: Some(RunOpts { min_len }),
+        compile: Some(RunOpts {
+            min_len,
+            numgen: true,
+        }),
         ..Default::default()
     }
 }
@@ -367,5 +370,146 @@ fn census_follows_every_membership_change() {
     });
     if done.is_none() {
         eprintln!("SKIP: census_follows_every_membership_change needs root");
+    }
+}
+
+/// A kube-proxy service chain compiled into a numgen map: verify accepts
+/// the kernel's form, and reports each change to it made behind our back
+/// (each case starts again from a fresh restore).
+#[test]
+fn verify_checks_numgen_maps() {
+    const KUBE: &str = "\
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:SVC - [0:0]
+:SEP-A - [0:0]
+:SEP-B - [0:0]
+:SEP-C - [0:0]
+-A FORWARD -j SVC
+-A SVC -m comment --comment a -m statistic --mode random --probability 0.3333333333 -j SEP-A
+-A SVC -m comment --comment b -m statistic --mode random --probability 0.5000000000 -j SEP-B
+-A SVC -m comment --comment c -j SEP-C
+-A SEP-A -j ACCEPT
+-A SEP-B -j ACCEPT
+-A SEP-C -j DROP
+COMMIT
+";
+    fn numgen(e: &[Expr]) -> bool {
+        e.iter().any(|x| matches!(x, Expr::Numgen { .. }))
+    }
+    type Tamper = fn(&mut Socket);
+    // (what is changed, tampering, words the report must contain)
+    let cases: [(&str, Tamper, &str); 4] = [
+        (
+            "the modulus",
+            |sock| {
+                rewrite(sock, "SVC", numgen, |e| {
+                    for x in e.iter_mut() {
+                        if let Expr::Numgen { modulus, .. } = x {
+                            *modulus = 2;
+                        }
+                    }
+                })
+            },
+            "kernel expressions differ",
+        ),
+        (
+            "an element removed",
+            |sock| {
+                let set = run_set(sock, "SVC");
+                let mut b = sock.batch(None);
+                b.delete(
+                    &SetElems::new(
+                        nft::Family::Ipv4,
+                        TABLE,
+                        &set,
+                        vec![SetElem::key(&2u32.to_ne_bytes())],
+                    ),
+                    0,
+                );
+                commit(sock, b);
+            },
+            "an element was removed",
+        ),
+        (
+            "an element's key (one no draw gives)",
+            |sock| {
+                let set = run_set(sock, "SVC");
+                let old = sock
+                    .set_elems(nft::Family::Ipv4, TABLE, &set)
+                    .expect("elements")
+                    .into_iter()
+                    .find(|e| e.key.as_deref() == Some(&1u32.to_ne_bytes()[..]))
+                    .expect("element 1");
+                let mut moved = SetElem::key(&7u32.to_ne_bytes());
+                moved.userdata = old.userdata;
+                moved.data = old.data;
+                let mut b = sock.batch(None);
+                b.delete(
+                    &SetElems::new(
+                        nft::Family::Ipv4,
+                        TABLE,
+                        &set,
+                        vec![SetElem::key(&1u32.to_ne_bytes())],
+                    ),
+                    0,
+                );
+                b.add(
+                    &SetElems::new(nft::Family::Ipv4, TABLE, &set, vec![moved]),
+                    0,
+                );
+                commit(sock, b);
+            },
+            "is element 01000000",
+        ),
+        (
+            "the draw (random to incremental)",
+            |sock| {
+                rewrite(sock, "SVC", numgen, |e| {
+                    for x in e.iter_mut() {
+                        if let Expr::Numgen { ty, .. } = x {
+                            *ty = 0;
+                        }
+                    }
+                })
+            },
+            "kernel expressions differ",
+        ),
+    ];
+    let done = in_netns(move || {
+        for (what, tamper, want) in cases {
+            let mut sock = socket().expect("socket");
+            let mut b = sock.batch(None);
+            b.delete(&nft::Table::new(nft::Family::Ipv4, TABLE), 0);
+            let _ = sock.commit(&mut b);
+            let mut s = Session::open(Family::Ipv4, runs(16)).expect("session");
+            s.restore(KUBE, &RestoreOpts::new(Family::Ipv4, "iptables-restore"))
+                .unwrap_or_else(|e| panic!("{}", e.render("iptables-restore")));
+            assert!(
+                rules(&mut sock)
+                    .iter()
+                    .any(|(c, _, _, e)| c == "SVC" && numgen(e)),
+                "the service chain is one numgen map"
+            );
+            let rep = check();
+            assert!(
+                rep.diffs.is_empty() && rep.notes.is_empty(),
+                "before {what}: {:#?} {:#?}",
+                rep.diffs,
+                rep.notes
+            );
+            tamper(&mut sock);
+            let rep = check();
+            assert!(
+                rep.diffs.iter().any(|d| d.contains(want)),
+                "{what}: want {want:?} in {:#?}",
+                rep.diffs
+            );
+        }
+    });
+    if done.is_none() {
+        eprintln!("SKIP: verify_checks_numgen_maps needs root");
     }
 }

@@ -92,8 +92,9 @@ Usage:
                                    every rule its own kernel rule; by default runs of 16 or more
                                    similar rules become one nftables set or verdict map lookup
                                    (listings, counters and rule numbers unchanged);
-                                   --compile-runs=N: runs of N or more (also
-                                   NFKEEPER_COMPILE=off|runs|runs:N)
+                                   --compile-runs=N: runs of N or more; N+numgen:
+                                   also kube-proxy's endpoint choices as numgen maps
+                                   (also NFKEEPER_COMPILE=off|runs|runs:N[+numgen])
   nfkeeper ipset ARGS...           ipset 7.21 command line over native nftables sets (also through
                                      a symlink named ipset)
   nfkeeper iptables ARGS...        iptables command line (also: ip6tables, iptables-save,

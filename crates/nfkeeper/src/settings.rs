@@ -130,7 +130,12 @@ mod tests {
 
     #[test]
     fn flags_win_over_the_environment() {
-        let runs = |n| Some(keeper::settings::RunOpts { min_len: n });
+        let runs = |n| {
+            Some(keeper::settings::RunOpts {
+                min_len: n,
+                numgen: false,
+            })
+        };
         let dflt = Some(keeper::settings::RunOpts::default());
         type Case = (
             Env,

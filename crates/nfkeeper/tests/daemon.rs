@@ -783,3 +783,114 @@ fn runs_through_the_daemon() {
     }
     serve.kill9();
 }
+
+/// kube-proxy's endpoint selection as numgen maps through the daemon (its
+/// whole model: appends complete groups from the model's tail, `--noflush`
+/// rewrites keep or rebuild them): after each step the kernel's save
+/// equals the same input on a model, and nft shows the maps expected.
+#[test]
+fn numgen_maps_through_the_daemon() {
+    let Some(ns) = Ns::new("numgen") else { return };
+    let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
+    let mut serve = Serve::launch(&ns, &sock, &["--compile-runs=16+numgen"], &[]);
+    let svc = |eps: &[&str]| {
+        let mut t = String::from("*filter\n:SVC - [0:0]\n");
+        for e in eps {
+            t.push_str(&format!(":SEP-{e} - [0:0]\n-A SEP-{e} -j ACCEPT\n"));
+        }
+        for (k, e) in eps.iter().enumerate() {
+            let left = eps.len() - k;
+            let p = if left > 1 {
+                format!(
+                    " -m statistic --mode random --probability {:.10}",
+                    1.0 / left as f64
+                )
+            } else {
+                String::new()
+            };
+            t.push_str(&format!("-A SVC -m comment --comment {e}{p} -j SEP-{e}\n"));
+        }
+        t.push_str("COMMIT\n");
+        t
+    };
+    // (restore input or iptables command, numgen moduli expected after it)
+    let steps: Vec<(String, Vec<u32>)> = vec![
+        (svc(&["A", "B", "C"]), vec![3]),
+        (svc(&["A", "B", "C"]), vec![3]),
+        (svc(&["D", "A", "B", "C"]), vec![4]),
+        ("-D SVC 2".into(), vec![]),
+        ("-F SVC".into(), vec![]),
+        (
+            "-A SVC -m statistic --mode random --probability 0.5 -j SEP-A".into(),
+            vec![],
+        ),
+        ("-A SVC -j SEP-B".into(), vec![2]),
+    ];
+    let mut model: ruleset::Ruleset<iptables::Rule> = ruleset::Ruleset::new();
+    let ro = iptables::exec::RestoreOpts {
+        noflush: true,
+        ..iptables::exec::RestoreOpts::new(ruleset::Family::Ipv4, "iptables-restore")
+    };
+    for (i, (step, want)) in steps.iter().enumerate() {
+        if step.starts_with('*') {
+            let o = ns.run("daemon", &sock, &["iptables-restore", "--noflush"], step);
+            assert!(
+                o.status.success(),
+                "step {i}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            iptables::exec::restore(&mut model, step, &ro).expect("model");
+        } else {
+            let mut argv = vec!["iptables"];
+            argv.extend(step.split(' '));
+            let o = ns.run("daemon", &sock, &argv, "");
+            assert!(
+                o.status.success(),
+                "step {i} {step}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let words: Vec<&str> = step.split(' ').collect();
+            let p = iptables::parse::parse(
+                &words,
+                iptables::parse::ParseOpts::command(ruleset::Family::Ipv4, "iptables"),
+            )
+            .expect("parse");
+            iptables::exec::execute_owned(
+                model.table_mut(ruleset::Family::Ipv4, ruleset::TableKind::Filter),
+                p,
+                &mut String::new(),
+            )
+            .expect("model");
+        }
+        let mut m = String::new();
+        iptables::exec::save_table(
+            model.table(ruleset::Family::Ipv4, ruleset::TableKind::Filter),
+            false,
+            &mut m,
+        );
+        let strip = |t: &str| -> String {
+            t.lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        assert_eq!(strip(&ns.kernel_save()), strip(&m), "step {i}: {step}");
+        let o = Command::new("nsenter")
+            .arg(ns.path())
+            .args(["nft", "list", "table", "ip", "nfkeeper_filter"])
+            .output();
+        match o {
+            Ok(o) if o.status.success() => {
+                let text = String::from_utf8_lossy(&o.stdout);
+                let got: Vec<u32> = text
+                    .split("numgen random mod ")
+                    .skip(1)
+                    .filter_map(|s| s.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+                    .collect();
+                assert_eq!(got, *want, "step {i}: {step}\n{text}");
+            }
+            _ => eprintln!("SKIP: the numgen map check needs nft (apt-get install nftables)"),
+        }
+    }
+    serve.kill9();
+}

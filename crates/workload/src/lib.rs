@@ -183,7 +183,8 @@ impl Kube {
     /// Service `s`'s chain with its endpoints listed from `first` on (a
     /// different `first` is a changed service): masquerade for traffic
     /// from outside the pod network, then endpoint k of n chosen with
-    /// probability 1/(n-k), the last unconditionally.
+    /// probability 1/(n-k) written as kube-proxy does (`%0.10f`), the last
+    /// unconditionally.
     fn service(&self, s: usize, first: usize, out: &mut String) {
         let svc = Self::svc(s);
         let _ = writeln!(
@@ -200,7 +201,7 @@ impl Kube {
             if k + 1 < n {
                 let _ = writeln!(
                     out,
-                    "-A {svc} -m comment --comment \"{comment}\" -m statistic --mode random --probability {:.11} -j {}",
+                    "-A {svc} -m comment --comment \"{comment}\" -m statistic --mode random --probability {:.10} -j {}",
                     1.0 / (n - k) as f64,
                     Self::sep(s, e)
                 );
@@ -230,6 +231,18 @@ impl Kube {
         );
     }
 
+    /// The `*filter` part of every sync: the firewall rule that drops
+    /// connections to 127.0.0.0/8 from elsewhere unless kube-proxy DNATed
+    /// them (`-m conntrack ! --ctstate ...,DNAT`); `jumps`: also the
+    /// built-in chains' jumps into it.
+    fn firewall(jumps: bool, out: &mut String) {
+        out.push_str("*filter\n:KUBE-FIREWALL - [0:0]\n");
+        if jumps {
+            out.push_str("-A INPUT -j KUBE-FIREWALL\n-A OUTPUT -j KUBE-FIREWALL\n");
+        }
+        out.push_str("-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\nCOMMIT\n");
+    }
+
     /// kube-proxy's full sync, for `iptables-restore --noflush --counters`:
     /// every chain declared (flushed) and written. `jumps`: also the
     /// built-in chains' jumps into KUBE-SERVICES and KUBE-POSTROUTING
@@ -237,6 +250,7 @@ impl Kube {
     pub fn full(&self, jumps: bool) -> String {
         let rules = self.services * (2 + self.endpoints * 3) + 8;
         let mut out = String::with_capacity(rules * 150);
+        Self::firewall(jumps, &mut out);
         out.push_str("*nat\n");
         self.declare_all(&mut out);
         if jumps {
@@ -266,6 +280,7 @@ impl Kube {
     /// with the same content, and that one service chain.
     pub fn partial(&self, changed: usize, first: usize) -> String {
         let mut out = String::with_capacity(self.services * 160 + 1024);
+        Self::firewall(false, &mut out);
         out.push_str("*nat\n:KUBE-SERVICES - [0:0]\n");
         let _ = writeln!(out, ":{} - [0:0]", Self::svc(changed));
         self.services_chain(&mut out);
@@ -302,12 +317,15 @@ mod tests {
         };
         let full = k.full(true);
         let count = |t: &str, p: &str| t.lines().filter(|l| l.starts_with(p)).count();
-        // Per service: 1 in KUBE-SERVICES, 1 + 3 in its chain, 2 per endpoint.
-        assert_eq!(count(&full, "-A "), 300 * 11 + 1 + 3 + 4);
-        assert_eq!(count(&full, ":"), 4 + 300 * 4);
-        assert_eq!(count(&k.full(false), "-A "), 300 * 11 + 1 + 4);
+        // Per service: 1 in KUBE-SERVICES, 1 + 3 in its chain, 2 per endpoint;
+        // the firewall rule (and its two jumps).
+        assert_eq!(count(&full, "-A "), 300 * 11 + 1 + 3 + 4 + 3);
+        assert_eq!(count(&full, ":"), 1 + 4 + 300 * 4);
+        assert_eq!(count(&k.full(false), "-A "), 300 * 11 + 1 + 4 + 1);
+        assert_eq!(count(&full, "*"), 2);
+        assert!(full.contains("! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"));
         assert!(
-            full.contains("--probability 0.33333333333 "),
+            full.contains("--probability 0.3333333333 "),
             "{}",
             &full[..2000]
         );
@@ -318,7 +336,7 @@ mod tests {
             .collect();
         assert_eq!(pods.len(), 900, "endpoints are distinct");
         let p = k.partial(7, 1);
-        assert_eq!(count(&p, ":"), 2);
+        assert_eq!(count(&p, ":"), 3);
         assert_eq!(count(&p, "-A KUBE-SERVICES "), 301);
         assert_eq!(count(&p, &format!("-A {} ", Kube::service_chain(7))), 4);
         assert_ne!(p, k.partial(7, 0));

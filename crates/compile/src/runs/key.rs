@@ -39,6 +39,11 @@ pub enum KeyKind {
     DstNet,
     /// `--dport LO:HI` of the rule's `tcp` or `udp` match (an interval set).
     DportRange,
+    /// kube-proxy's endpoint selection: `-m statistic --mode random
+    /// --probability 1/n` (key n-1) down to the unconditional last rule
+    /// (key 0), looked up with `numgen random mod k` (see
+    /// [`super::numgen`]). Not in [`KeyKind::ALL`]: a group is found whole.
+    Numgen,
 }
 
 /// One field of a key.
@@ -52,6 +57,9 @@ enum Field {
     DstNet,
     DportRange,
 }
+
+/// `NFT_NG_RANDOM`.
+pub const NG_RANDOM: u32 = 1;
 
 /// Bits between the field types of a concatenated data type (nftables'
 /// `TYPE_BITS`).
@@ -245,6 +253,7 @@ impl KeyKind {
             KeyKind::SrcNet => &[Field::SrcNet],
             KeyKind::DstNet => &[Field::DstNet],
             KeyKind::DportRange => &[Field::DportRange],
+            KeyKind::Numgen => &[],
         }
     }
 
@@ -289,6 +298,10 @@ impl KeyKind {
     /// nftables' data type id and key length in bytes (a tuple: the
     /// concatenated type, fields padded to 4 bytes each).
     pub fn key_type(self, family: Family) -> (u32, u32) {
+        if self == KeyKind::Numgen {
+            // nftables' integer type, numgen's 32-bit value.
+            return (4, 4);
+        }
         match self.fields() {
             [f] => f.type_len(family),
             fs => fs.iter().fold((0, 0), |(t, l), f| {
@@ -298,8 +311,6 @@ impl KeyKind {
         }
     }
 
-    /// The expressions that load the packet's key into register 1 (a
-    /// tuple: its fields into the 4-byte registers from there on).
     /// Whether the key loads a transport-header field (a port).
     pub fn loads_transport(self) -> bool {
         self.fields()
@@ -307,7 +318,18 @@ impl KeyKind {
             .any(|f| matches!(f, Field::Dport | Field::DportRange))
     }
 
-    pub(crate) fn load(self, family: Family) -> Vec<Expr> {
+    /// The expressions that load the packet's key into register 1 (a
+    /// tuple: its fields into the 4-byte registers from there on; numgen:
+    /// a draw modulo `len`, the run's member count).
+    pub(crate) fn load(self, family: Family, len: usize) -> Vec<Expr> {
+        if self == KeyKind::Numgen {
+            return vec![Expr::Numgen {
+                dreg: reg::R1,
+                modulus: len as u32,
+                ty: NG_RANDOM,
+                offset: None,
+            }];
+        }
         match self.fields() {
             [f] => vec![f.load(family, reg::R1)],
             fs => {
@@ -328,6 +350,10 @@ impl KeyKind {
     /// element's userdata), or `None` when the rule has no usable key of
     /// this kind. O(matches); clones the rule only when it has the key.
     pub fn split(self, r: &Rule, family: Family) -> Option<(Vec<u8>, Rule)> {
+        if self == KeyKind::Numgen {
+            let k = super::numgen::member_key(r)?;
+            return Some((super::numgen::key_bytes(k), super::numgen::shape_of(r)));
+        }
         let key = match self.fields() {
             [f] => f.value(r, family)?,
             fs => {
@@ -402,7 +428,7 @@ mod tests {
             assert_eq!(k, *key, "{kind:?}");
             assert_eq!(kind.key_type(v4), *tl, "{kind:?}");
             let loaded: Vec<u32> = kind
-                .load(v4)
+                .load(v4, 1)
                 .iter()
                 .map(|e| match e {
                     Expr::Payload { dreg, .. } | Expr::Meta { dreg, .. } => *dreg,
@@ -427,7 +453,7 @@ mod tests {
         assert_eq!(&k[16..], &[0, 53, 0, 0]);
         assert_eq!(KeyKind::DstDport.key_type(Family::Ipv6), (8 << 6 | 13, 20));
         let regs: Vec<u32> = KeyKind::DstDport
-            .load(Family::Ipv6)
+            .load(Family::Ipv6, 1)
             .iter()
             .map(|e| match e {
                 Expr::Payload { dreg, .. } => *dreg,

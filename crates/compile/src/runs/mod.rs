@@ -29,6 +29,7 @@ use nft::{Expr, Verdict};
 use ruleset::{Family, RuleId, TableKind};
 
 mod key;
+pub mod numgen;
 pub use key::KeyKind;
 
 /// Tuning of run detection.
@@ -36,6 +37,12 @@ pub use key::KeyKind;
 pub struct RunOpts {
     /// Shortest run worth a set lookup; shorter ones stay plain rules.
     pub min_len: usize,
+    /// Compile kube-proxy's endpoint selection into numgen verdict maps
+    /// ([`numgen`]). Off by default: one named set per service costs the
+    /// kernel O(sets) per set lookup by name and per element dump, which
+    /// made kube-proxy's syncs at 5k services 2× slower (BENCHMARKS.md
+    /// §11).
+    pub numgen: bool,
 }
 
 /// The default shortest run: where one lookup costs a packet what the
@@ -59,6 +66,7 @@ impl Default for RunOpts {
     fn default() -> Self {
         RunOpts {
             min_len: DEFAULT_MIN_LEN,
+            numgen: false,
         }
     }
 }
@@ -122,10 +130,15 @@ pub fn admits(
     r: &Rule,
     family: Family,
 ) -> Option<(Vec<u8>, Option<Verdict>)> {
-    if !runnable(r) {
+    // A numgen member's statistic match is its key: the rest must be
+    // stateless.
+    if key != KeyKind::Numgen && !runnable(r) {
         return None;
     }
     let (k, mut s) = key.split(r, family)?;
+    if !runnable(&s) {
+        return None;
+    }
     let verdict = if map {
         let v = verdict_of(&r.target)?;
         s.target = Target::None;
@@ -148,7 +161,7 @@ pub enum Item {
 }
 
 /// Whether a rule may be part of a run at all.
-fn runnable(r: &Rule) -> bool {
+pub(crate) fn runnable(r: &Rule) -> bool {
     !r.matches.iter().any(|m| {
         matches!(
             m,
@@ -261,6 +274,19 @@ pub fn compile_chain(
     let mut i = 0;
     while i < rules.len() {
         let (id, r) = rules[i];
+        if let Some(k) = numgen::group_len(rules, i).filter(|_| o.numgen) {
+            let members = &rules[i..i + k];
+            let keys = members
+                .iter()
+                .map(|(_, r)| KeyKind::Numgen.split(r, family).expect("a member").0)
+                .collect();
+            match run_item(members, keys, true, KeyKind::Numgen, family, table, chain)? {
+                Some(run) => out.push(run),
+                None => out.extend(members.iter().map(|(id, _)| Item::Plain { id: *id })),
+            }
+            i += k;
+            continue;
+        }
         let best = if runnable(r) {
             // The longest run; among equally long ones the first kind
             // (single fields before tuples before ranges). A run that
@@ -320,7 +346,16 @@ fn run_item(
         shape.target = Target::None;
     }
     let name = format!("{SET_PREFIX}{}", members[0].0 .0);
-    let lowered = run_rule(kind, map, &shape, &name, family, table, chain)?;
+    let lowered = run_rule(
+        kind,
+        map,
+        &shape,
+        &name,
+        family,
+        table,
+        chain,
+        members.len(),
+    )?;
     if lowered.compat.is_some() {
         return Ok(None);
     }
@@ -371,7 +406,9 @@ fn drop_fragment_guard(exprs: &mut Vec<Expr>) {
 }
 
 /// The kernel rule of a run of `key` with `shape` (as [`compile_chain`]
-/// builds it), for a run started outside a whole-chain compile.
+/// builds it), for a run started outside a whole-chain compile. `len`:
+/// the run's member count (a numgen run draws modulo it).
+#[allow(clippy::too_many_arguments)]
 pub fn run_rule(
     key: KeyKind,
     map: bool,
@@ -380,6 +417,7 @@ pub fn run_rule(
     family: Family,
     table: TableKind,
     chain: &str,
+    len: usize,
 ) -> Result<Lowered> {
     let mut lowered = lower_rule(shape, family, table, chain)?;
     if key.loads_transport() {
@@ -397,7 +435,7 @@ pub fn run_rule(
         dreg: map.then_some(reg::VERDICT),
         flags: None,
     };
-    let mut load = key.load(family);
+    let mut load = key.load(family, len);
     load.push(lookup);
     lowered.exprs.splice(at..at + 1, load);
     Ok(lowered)
@@ -491,13 +529,19 @@ mod tests {
             Family::Ipv4,
             TableKind::Filter,
             "X",
-            RunOpts { min_len },
+            RunOpts {
+                min_len,
+                numgen: true,
+            },
         )
         .unwrap();
         items
             .iter()
             .map(|it| match it {
                 Item::Plain { .. } => "P".to_string(),
+                Item::Run { set, .. } if set.key == KeyKind::Numgen => {
+                    format!("N{}", set.elems.len())
+                }
                 Item::Run { set, .. } => {
                     let kind = if set.map { "M" } else { "S" };
                     let tuple = if set.key.is_tuple() || set.key.is_interval() {
@@ -691,6 +735,119 @@ mod tests {
                 2,
                 "S2",
             ),
+            // kube-proxy's endpoint selection (10 decimals, as kube-proxy
+            // writes it), after its masquerade rule: one numgen map.
+            (
+                &[
+                    "-A X ! -s 10.128.0.0/10 -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j MARK --set-xmark 0x4000/0x4000",
+                    "-A X -m comment --comment a -m statistic --mode random --probability 0.3333333333 -j SEP-A",
+                    "-A X -m comment --comment b -m statistic --mode random --probability 0.5000000000 -j SEP-B",
+                    "-A X -m comment --comment c -j SEP-C",
+                ],
+                16,
+                "P,N3",
+            ),
+            // As iptables-save prints it (11 decimals), two endpoints.
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.50000000000 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "N2",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.33333333349 -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.50000000000 -j SEP-B",
+                    "-A X -j SEP-C",
+                ],
+                16,
+                "N3",
+            ),
+            // Session affinity rules before it stay plain rules.
+            (
+                &[
+                    "-A X -m recent --rcheck --seconds 10800 --reap --name SEP-A --mask 255.255.255.255 --rsource -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.50000000000 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "P,N2",
+            ),
+            // Old kube-proxy's 5 decimals is not uniform: plain rules.
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.33333 -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.50000 -j SEP-B",
+                    "-A X -j SEP-C",
+                ],
+                16,
+                "P,N2",
+            ),
+            // No unconditional last rule, a probability out of sequence,
+            // different other matches, a non-verdict target, an inverted
+            // or nth statistic: plain rules.
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.3333333333 -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.5000000000 -j SEP-B",
+                    "-A X -m statistic --mode random --probability 0.5000000000 -j SEP-C",
+                ],
+                16,
+                "P,P,P",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.5000000000 -j SEP-A",
+                    "-A X -m statistic --mode random --probability 0.3333333333 -j SEP-B",
+                    "-A X -j SEP-C",
+                ],
+                16,
+                "P,P,P",
+            ),
+            (
+                &[
+                    "-A X -s 10.0.0.1/32 -m statistic --mode random --probability 0.5000000000 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "P,P",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode random --probability 0.5000000000 -j LOG",
+                    "-A X -j LOG",
+                ],
+                16,
+                "P,P",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode random ! --probability 0.5000000000 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "P,P",
+            ),
+            (
+                &[
+                    "-A X -m statistic --mode nth --every 2 --packet 0 -j SEP-A",
+                    "-A X -j SEP-B",
+                ],
+                16,
+                "P,P",
+            ),
+            // The same shape with its own matches, any verdicts.
+            (
+                &[
+                    "-A X -p udp -m statistic --mode random --probability 0.5000000000 -j ACCEPT",
+                    "-A X -p udp -j DROP",
+                    "-A X -p udp -j DROP",
+                ],
+                16,
+                "N2,P",
+            ),
         ];
         for (lines, min_len, want) in cases {
             assert_eq!(shape_of(lines, *min_len), *want, "{lines:?}");
@@ -755,7 +912,13 @@ mod tests {
         ];
         for shape in shapes {
             let lines: Vec<String> = (1..=20).map(shape).collect();
-            let items = compile_lines(&lines, RunOpts { min_len: 4 });
+            let items = compile_lines(
+                &lines,
+                RunOpts {
+                    min_len: 4,
+                    numgen: false,
+                },
+            );
             let mut runs = 0;
             for item in items {
                 if let Item::Run { lowered, .. } = item {

@@ -149,7 +149,10 @@ impl Planner<'_> {
                 ..p.clone()
             };
             execute_owned(t, one.clone(), out)?;
-            let member = id.is_some_and(|i| self.del_member(kind, i, &one.rules[0]));
+            let member = match id {
+                Some(i) => self.del_member_in(kind, t, i, &one.rules[0])?,
+                None => false,
+            };
             if !member {
                 self.del_rule(kind, chain, id);
             }
@@ -175,7 +178,7 @@ impl Planner<'_> {
         execute_owned(t, p, out)?;
         match member {
             Some((i, body)) => {
-                self.del_member(kind, i, &body);
+                self.del_member_in(kind, t, i, &body)?;
             }
             None => self.del_rule(kind, chain, id),
         }

@@ -19,6 +19,9 @@
 //! the kernel's id back, `Table::set_rule_id`). A refusal names the input
 //! line of the rule refused (deletes carry the `:CHAIN` line), as before.
 //!
+//! A chain the restore creates is deferred the same way, with nothing
+//! old: its rules are written when it settles, whole.
+//!
 //! Deferred only when the model holds every kernel rule of the chain
 //! ([`super::KernelView::knows_rules`]) each with a kernel location; a
 //! compiled run is kept only when all its members are kept, contiguous
@@ -124,6 +127,26 @@ impl Planner<'_> {
                 }
                 return Ok(());
             }
+            Command::NewChain(c)
+                if self.opts.compile.is_some_and(|o| o.numgen) && !self.opts.plain_appends =>
+            {
+                // A chain created here is written at its settling too (as a
+                // rewrite of nothing): its rules are then known whole, so a
+                // numgen group is one run from the start (kube-proxy's first
+                // sync declares every chain).
+                let k = key(c);
+                self.run(kind, t, p, &mut String::new())?;
+                if !self.p.rewrites.chains.contains_key(&k) {
+                    let d = Deferred {
+                        old: Vec::new(),
+                        tag: self.p.tag,
+                        lines: HashMap::new(),
+                    };
+                    self.p.rewrites.order.push(k.clone());
+                    self.p.rewrites.chains.insert(k, d);
+                }
+                return Ok(());
+            }
             Command::Append(_)
             | Command::NewChain(_)
             | Command::Policy(..)
@@ -219,6 +242,7 @@ impl Planner<'_> {
         for (i, j) in diff::common(&ok, &nk) {
             to_new[i] = Some(j);
         }
+        self.unmatch_split_groups(&new, &olds, &mut to_new);
         self.unmatch_broken_runs(&olds, &mut to_new);
         if to_new.iter().all(Option::is_none) {
             return self.rewrite_whole(kind, t, chain, &d, &new);
@@ -251,10 +275,32 @@ impl Planner<'_> {
         for ri in dropped {
             self.drop_run(ri);
         }
-        // Then the input's rules in order, each after the one before it.
+        // Then the input's rules in order, each after the one before it;
+        // a numgen group among the new ones as one run.
         let mut prev: Option<Loc> = None;
+        let mut skip = 0;
         for (j, (id, body, c)) in new.iter().enumerate() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
             self.p.tag = d.lines.get(id).copied().unwrap_or(d.tag);
+            if from_old[j].is_none() {
+                let at = match prev {
+                    Some(l) => (Placement::Append, Some(l)),
+                    None => (Placement::Insert, None),
+                };
+                if let Some(k) = self.new_numgen_at(kind, chain, &new, &from_old, j, at)? {
+                    prev = self
+                        .view
+                        .runs
+                        .last()
+                        .and_then(|r| r.as_ref())
+                        .map(|r| r.rule);
+                    skip = k - 1;
+                    continue;
+                }
+            }
             let Some(i) = from_old[j] else {
                 let (placement, at) = match prev {
                     Some(l) => (Placement::Append, Some(l)),
@@ -285,6 +331,99 @@ impl Planner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// When `new[j..]` starts a numgen group (`compile::runs::numgen`) of
+    /// rules none of which is kept: the group as one run placed at `at`
+    /// (as `new_rule` places a rule); its length. `None`, nothing done,
+    /// otherwise (or when runs are not compiled).
+    fn new_numgen_at(
+        &mut self,
+        kind: TableKind,
+        chain: &str,
+        new: &[(RuleId, Rule, Counters)],
+        from_old: &[Option<usize>],
+        j: usize,
+        at: (Placement, Option<Loc>),
+    ) -> Result<Option<usize>, Error> {
+        if !self.opts.compile.is_some_and(|o| o.numgen) || self.opts.plain_appends {
+            return Ok(None);
+        }
+        if compile::runs::numgen::member_key(&new[j].1).is_none_or(|k| k == 0) {
+            return Ok(None);
+        }
+        let refs: Vec<(RuleId, &Rule)> = new[j..].iter().map(|(i, r, _)| (*i, r)).collect();
+        let Some(k) = compile::runs::numgen::group_len(&refs, 0) else {
+            return Ok(None);
+        };
+        if from_old[j..j + k].iter().any(Option::is_some) {
+            return Ok(None);
+        }
+        let items = compile::runs::compile_chain(
+            &refs[..k],
+            self.family,
+            kind,
+            chain,
+            compile::runs::RunOpts {
+                min_len: k,
+                numgen: true,
+            },
+        )
+        .map_err(|e| Error::param(e.to_string()))?;
+        let Some(compile::runs::Item::Run { lowered, set }) = items.into_iter().next() else {
+            return Ok(None);
+        };
+        let members: HashMap<RuleId, (&Rule, Counters)> = new[j..j + k]
+            .iter()
+            .map(|(i, r, c)| (*i, (r, *c)))
+            .collect();
+        self.new_run_at(kind, chain, lowered, *set, &members, at)?;
+        Ok(Some(k))
+    }
+
+    /// A numgen group of the input (`compile::runs::numgen`) keeps old
+    /// rules only when they are one old numgen run, whole: else none of
+    /// its rules is kept, and the group is written as one run. O(new).
+    fn unmatch_split_groups(
+        &self,
+        new: &[(RuleId, Rule, Counters)],
+        olds: &[Old],
+        to_new: &mut [Option<usize>],
+    ) {
+        if !self.opts.compile.is_some_and(|o| o.numgen) || self.opts.plain_appends {
+            return;
+        }
+        let mut from_old: Vec<Option<usize>> = vec![None; new.len()];
+        for (i, j) in to_new.iter().enumerate() {
+            if let Some(j) = j {
+                from_old[*j] = Some(i);
+            }
+        }
+        let refs: Vec<(RuleId, &Rule)> = new.iter().map(|(i, r, _)| (*i, r)).collect();
+        let mut j = 0;
+        while j < new.len() {
+            let Some(k) = compile::runs::numgen::group_len(&refs, j) else {
+                j += 1;
+                continue;
+            };
+            let run = |i: &Option<usize>| match i.map(|i| olds[i]) {
+                Some(Old::Member(ri)) => Some(ri),
+                _ => None,
+            };
+            let first = run(&from_old[j]);
+            let whole = first.is_some_and(|ri| {
+                from_old[j..j + k].iter().all(|i| run(i) == Some(ri))
+                    && self.view.runs[ri as usize]
+                        .as_ref()
+                        .is_some_and(|r| r.key == compile::runs::KeyKind::Numgen && r.len == k)
+            });
+            if !whole {
+                for i in from_old[j..j + k].iter().flatten() {
+                    to_new[*i] = None;
+                }
+            }
+            j += k;
+        }
     }
 
     /// A run is kept only when every member is kept and the input's rules
@@ -323,18 +462,33 @@ impl Planner<'_> {
         for (id, _, _) in &d.old {
             self.forget_rule(kind, *id);
         }
-        self.flush_chain(kind, chain);
-        self.drop_runs_in(kind, &[chain.to_string()]);
-        self.drop_unread_run_sets(kind, Some(chain));
+        // A chain without rules (one created in this batch) has nothing
+        // to flush and no run (checking costs O(runs of the table)).
+        if !d.old.is_empty() {
+            self.flush_chain(kind, chain);
+            self.drop_runs_in(kind, &[chain.to_string()]);
+            self.drop_unread_run_sets(kind, Some(chain));
+        }
         let runs = !self.opts.plain_appends && self.opts.compile.is_some() && self.opts.whole_model;
         let key = (self.family, kind, chain.to_string());
         if runs {
             let tail = self.tail_from_model(kind, t, chain);
             self.p.tails.insert(key.clone(), tail);
         }
-        for (id, r, c) in new {
+        let none = vec![None; new.len()];
+        let mut skip = 0;
+        for (j, (id, r, c)) in new.iter().enumerate() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
             self.p.tag = d.lines.get(id).copied().unwrap_or(d.tag);
             if !runs {
+                let end = (Placement::Append, None);
+                if let Some(k) = self.new_numgen_at(kind, chain, new, &none, j, end)? {
+                    skip = k - 1;
+                    continue;
+                }
                 self.new_rule(kind, chain, *id, r, *c, Placement::Append, None)?;
                 continue;
             }

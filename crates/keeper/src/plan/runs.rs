@@ -22,7 +22,7 @@
 use super::emit::rule_text;
 use super::{Created, Loc, Planner, RunLoc};
 use compile::layout;
-use compile::runs::{compile_chain, Item, RunSet};
+use compile::runs::{compile_chain, numgen, Item, KeyKind, RunSet};
 use compile::userdata::{self, catalog, catalog::Census};
 use compile::{rebase_lookups, Lowered};
 use iptables::{Error, Rule};
@@ -162,8 +162,11 @@ impl Planner<'_> {
                 _ => tr.census.map(|c| c.count as usize),
             };
             let full = len.is_some_and(|n| n >= compile::runs::MAX_LEN);
-            let may_join =
-                !full && !tr.key.is_interval() && (!self.opts.whole_model || (!tr.map && !twin));
+            // A numgen group is complete: a rule after it is no member.
+            let may_join = !full
+                && !tr.key.is_interval()
+                && tr.key != KeyKind::Numgen
+                && (!self.opts.whole_model || (!tr.map && !twin));
             let joins = may_join
                 .then(|| compile::runs::admits(tr.key, tr.map, &tr.shape, &r, family))
                 .flatten();
@@ -217,6 +220,9 @@ impl Planner<'_> {
         let ordered = |p: &[(RuleId, Rule, Counters, Loc)]| {
             p.windows(2).all(|w| w[0].0 < w[1].0) && p.last().is_none_or(|l| l.0 < id)
         };
+        if self.numgen_from_tail(tail, kind, chain, (id, &r, c))? {
+            return Ok(());
+        }
         if tail.plain.len() >= need && ordered(&tail.plain[tail.plain.len() - need..]) {
             let from = tail.plain.len() - need;
             let mut cand: Vec<(RuleId, &Rule)> = tail.plain[from..]
@@ -229,7 +235,10 @@ impl Planner<'_> {
                 family,
                 kind,
                 chain,
-                compile::runs::RunOpts { min_len: need + 1 },
+                compile::runs::RunOpts {
+                    min_len: need + 1,
+                    numgen: false,
+                },
             )
             .map_err(unsupported)?;
             if let [Item::Run { .. }] = items.as_slice() {
@@ -277,6 +286,75 @@ impl Planner<'_> {
         Ok(())
     }
 
+    /// When `r` completes a numgen group (see `compile::runs::numgen`)
+    /// with the chain's trailing plain rules: those rules deleted and the
+    /// group made one run, counters kept. False (nothing done) otherwise.
+    fn numgen_from_tail(
+        &mut self,
+        tail: &mut crate::read::Tail,
+        kind: TableKind,
+        chain: &str,
+        (id, r, c): (RuleId, &Rule, Counters),
+    ) -> Result<bool, Error> {
+        let on = self.opts.compile.is_some_and(|o| o.numgen);
+        if !on || numgen::member_key(r) != Some(0) || tail.plain.is_empty() {
+            return Ok(false);
+        }
+        let mut cand: Vec<(RuleId, &Rule)> =
+            tail.plain.iter().map(|(i, b, _, _)| (*i, b)).collect();
+        cand.push((id, r));
+        let Some(k) = numgen::group_ending(&cand) else {
+            return Ok(false);
+        };
+        let from = cand.len() - k;
+        let items = compile_chain(
+            &cand[from..],
+            self.family,
+            kind,
+            chain,
+            compile::runs::RunOpts {
+                min_len: k,
+                numgen: true,
+            },
+        )
+        .map_err(unsupported)?;
+        let Some(Item::Run { lowered, set }) = items.into_iter().next() else {
+            return Ok(false);
+        };
+        let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
+        let old: Vec<_> = tail.plain.drain(from..).collect();
+        for (_, _, _, loc) in &old {
+            let mut key = nft::Rule::key(fam, &tname, chain, None);
+            match loc {
+                Loc::Handle(h) => key.handle = Some(*h),
+                Loc::New(b) => key.id = Some(*b),
+            }
+            self.p.batch.delete(&key, self.p.tag);
+        }
+        let mut members: HashMap<RuleId, (&Rule, Counters)> =
+            old.iter().map(|(i, b, c, _)| (*i, (b, *c))).collect();
+        members.insert(id, (r, c));
+        let (name, shape) = (set.name.clone(), set.shape.clone());
+        self.new_run(kind, chain, lowered, *set, &members)?;
+        let rule = self
+            .view
+            .runs
+            .last()
+            .and_then(|x| x.as_ref())
+            .map(|x| x.rule);
+        tail.plain.clear();
+        tail.run = rule.map(|rule| crate::read::TailRun {
+            index: Some(self.view.runs.len() as u32 - 1),
+            rule,
+            set: name,
+            key: KeyKind::Numgen,
+            map: true,
+            shape,
+            census: None,
+        });
+        Ok(true)
+    }
+
     /// Create a run: its set (or verdict map) with one element per member,
     /// then its rule at the end of `chain`.
     pub(crate) fn new_run(
@@ -286,6 +364,28 @@ impl Planner<'_> {
         lowered: Lowered,
         set: RunSet,
         members: &HashMap<RuleId, (&Rule, Counters)>,
+    ) -> Result<(), Error> {
+        self.new_run_at(
+            kind,
+            chain,
+            lowered,
+            set,
+            members,
+            (Placement::Append, None),
+        )
+    }
+
+    /// [`Self::new_run`] with its rule placed as `new_rule` places one
+    /// (`at`: after or before that kernel rule; `None`: the chain's end or
+    /// start).
+    pub(crate) fn new_run_at(
+        &mut self,
+        kind: TableKind,
+        chain: &str,
+        lowered: Lowered,
+        set: RunSet,
+        members: &HashMap<RuleId, (&Rule, Counters)>,
+        (placement, at): (Placement, Option<Loc>),
     ) -> Result<(), Error> {
         use nft::set::{flags, DATA_TYPE_VERDICT};
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
@@ -354,10 +454,15 @@ impl Planner<'_> {
         r.userdata = Some(userdata::encode_run(set.key, set.map, &set.name, &shape));
         let bid = self.p.alloc_rule_id();
         r.id = Some(bid);
+        match at {
+            Some(Loc::Handle(h)) => r.position = Some(h),
+            Some(Loc::New(b)) => r.position_id = Some(b),
+            None => {}
+        }
         let seq = self
             .p
             .batch
-            .add_rule(&r, Placement::Append, self.opts.echo, self.p.tag);
+            .add_rule(&r, placement, self.opts.echo, self.p.tag);
         let idx = self.view.runs.len() as u32;
         if self.opts.echo {
             self.p.created.push((seq, self.family, Created::Run(idx)));
@@ -401,6 +506,31 @@ impl Planner<'_> {
         let run = self.view.runs.get(ri as usize)?.as_ref()?;
         let (key, _) = run.key.split(body, self.family)?;
         Some((run.set.clone(), key, run.key.end_marker(body, self.family)))
+    }
+
+    /// [`Self::del_member`], except that a numgen run (whose draw is over
+    /// all its members) becomes plain rules without `id` (already gone
+    /// from the model `t`).
+    pub(crate) fn del_member_in(
+        &mut self,
+        kind: TableKind,
+        t: &Table<Rule>,
+        id: RuleId,
+        body: &Rule,
+    ) -> Result<bool, Error> {
+        let Some(ri) = self.view.run_of(kind, id) else {
+            return Ok(false);
+        };
+        let numgen = self.view.runs[ri as usize]
+            .as_ref()
+            .is_some_and(|r| r.key == KeyKind::Numgen);
+        if !numgen {
+            return Ok(self.del_member(kind, id, body));
+        }
+        self.view.members.remove(&(kind, id));
+        self.forget_rule(kind, id);
+        self.explode(kind, t, ri, None)?;
+        Ok(true)
     }
 
     /// Delete logical rule `id` (body `body`) if it is a run member: one

@@ -90,8 +90,9 @@ fn parse_hex_float(s: &str) -> Option<f64> {
     Some(v)
 }
 
-/// C's lround of p * 2^31, kept in 32 bits as the kernel field does.
-fn to_fixed(p: f64) -> u32 {
+/// C's lround of p * 2^31, kept in 32 bits as the kernel field does: the
+/// `val` iptables stores for `--probability p`.
+pub fn to_fixed(p: f64) -> u32 {
     let x = 2147483648.0 * p;
     if x.is_nan() {
         return 0;
