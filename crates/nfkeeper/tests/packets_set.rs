@@ -403,8 +403,10 @@ fn kernel_ipsets_through_the_xtables_match() {
         ],
     );
     // The kernel drops the xtables match's hold on the set when it frees
-    // the deleted rule, after an RCU grace period that direct mode does
-    // not wait for at exit (nft::linger): destroy may need a moment.
+    // the deleted rule, after an RCU grace period. A write that names a
+    // kernel ipset waits for that at exit (as iptables-nft does); a flush
+    // does not read the rules it removes, so it hands its socket to the
+    // closer (nft::linger) and destroy may need a moment.
     let mut last = real(&["destroy", "k"]);
     for _ in 0..20 {
         if last.0 == 0 {

@@ -35,6 +35,11 @@ pub struct Session {
     settings: Settings,
     /// Warnings for stderr (foreign objects seen in our tables).
     pub warnings: Vec<String>,
+    /// A write named a set of the kernel's own ipset module: its xtables
+    /// match holds the set until the kernel destroys the deleted rule, so
+    /// this program waits for that at exit as iptables-nft does (a script's
+    /// `ipset destroy` right after must not find the set still in use).
+    wait_at_exit: bool,
 }
 
 impl Session {
@@ -50,6 +55,7 @@ impl Session {
             family,
             settings,
             warnings: Vec::new(),
+            wait_at_exit: false,
         }
     }
 
@@ -141,6 +147,7 @@ impl Session {
             &mut stats,
         );
         self.warnings.append(&mut src.warnings);
+        self.wait_at_exit |= !st.ipset.kernel.is_empty();
         let d = done.pop().unwrap_or(Done::Sync(Err(Error::Busy)));
         if let (Done::Restore(Ok(_)), Work::Restore(job)) = (&d, &w.work) {
             if !job.noflush && !job.test && stats.commits > 0 {
@@ -189,7 +196,7 @@ impl Session {
 /// Direct mode as the iptables programs' backend.
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.settings.close_after_exit {
+        if self.settings.close_after_exit && !self.wait_at_exit {
             self.sock.close_after_exit();
         }
     }

@@ -91,6 +91,18 @@ fn needs_of(job: &Job) -> Needs {
     let Some((cmd, names)) = verb(&args) else {
         return n;
     };
+    // `list -name` prints names only: headers are enough (a set of 1M
+    // members is not read).
+    let names_only = args
+        .iter()
+        .any(|a| matches!(a.trim_start_matches('-'), "n" | "name") && a.starts_with('-'));
+    if cmd == Cmd::List && names_only {
+        match names.first() {
+            Some(x) => n.name(x, Depth::Header),
+            None => n.all(Depth::Header),
+        }
+        return n;
+    }
     if cmd != Cmd::Restore {
         n.verb(cmd, &names);
         return n;
