@@ -110,3 +110,39 @@ fn changes_between_reads_always_show() {
         }
     });
 }
+
+/// What a snapshot answers (by its chain index) is what the kernel read
+/// gives: the same reads with snapshots on and off.
+#[test]
+fn reads_from_a_snapshot_equal_reads_from_the_kernel() {
+    let reads = [
+        "-L web -n",
+        "-L FORWARD -n",
+        "-L pad -n",
+        "-S web",
+        "-S web 2",
+        "-S pad 200",
+        "-C web -s 10.0.0.2 -j ACCEPT",
+        "-C pad -s 10.1.0.7 -j ACCEPT",
+    ];
+    testkit::in_netns(move || {
+        let mut s = session();
+        let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+        s.restore(&base(), &o).expect("restore");
+        assert!(snapshot_path().exists(), "no snapshot after the restore");
+        let mut plain = Session::open(
+            Family::Ipv4,
+            Settings {
+                snapshots: false,
+                ..Settings::default()
+            },
+        )
+        .expect("netlink");
+        for what in reads {
+            let from_snapshot = read(&mut s, what);
+            let from_kernel = read(&mut plain, what);
+            assert_eq!(from_snapshot, from_kernel, "{what}");
+            assert!(!from_kernel.starts_with("error"), "{what}: {from_kernel}");
+        }
+    });
+}

@@ -138,7 +138,9 @@ impl Session {
         let genid = self.genid()?;
         // A read of one chain loads that chain only.
         let one = match &p.command {
-            Command::ListRules { chain: Some(c), .. } | Command::Check(c) => Some(c.clone()),
+            Command::ListRules { chain: Some(c), .. }
+            | Command::List { chain: Some(c), .. }
+            | Command::Check(c) => Some(c.clone()),
             _ => None,
         };
         let fresh = match &one {

@@ -6,7 +6,9 @@
 //!
 //! Format, after the snapshot's text and foreign lines: one `# index …`
 //! line per section (`decls START END`, `foreign START END`,
-//! `chain NAME START END`; byte offsets in the file, END exclusive), then
+//! `chain NAME START END`, and `ref NAME START END` for every rule line
+//! that jumps or goes to chain NAME, which a listing's reference count
+//! needs; byte offsets in the file, END exclusive), then
 //! `# index-at OFFSET` (where the first index line starts) as the file's
 //! last line. A table whose declarations or chains are not each one
 //! contiguous block gets no index (readers then load the whole text).
@@ -24,6 +26,8 @@ pub struct Indexer {
     chains: Vec<(String, u64, u64)>,
     seen: HashMap<String, usize>,
     foreign: Option<(u64, u64)>,
+    /// Rule lines that name each chain as their `-j`/`-g` target.
+    refs: Vec<(String, u64, u64)>,
     /// Some section was not contiguous: no index.
     broken: bool,
 }
@@ -55,6 +59,9 @@ impl Indexer {
                     .next()
                     .unwrap_or(b"");
                 let name = String::from_utf8_lossy(name);
+                for t in targets(rest) {
+                    self.refs.push((t, start, end));
+                }
                 match self.chains.last_mut() {
                     Some((n, _, e)) if *n == name && *e == start => *e = end,
                     _ => {
@@ -87,13 +94,38 @@ impl Indexer {
         for (n, a, b) in &self.chains {
             s.push_str(&format!("# index chain {n} {a} {b}\n"));
         }
+        for (n, a, b) in &self.refs {
+            s.push_str(&format!("# index ref {n} {a} {b}\n"));
+        }
         s.push_str(&format!("# index-at {at}\n"));
         s
     }
 }
 
-/// What a snapshot holds for one chain: the table's chain declarations
-/// and that chain's rules (save text), and the foreign-object lines.
+/// The chains a rule line (after `-A `) names as its `-j`/`-g` target
+/// (built-in targets included; a word inside a quoted comment may be
+/// taken too, which only adds a line the reader then parses as the rule it
+/// is).
+fn targets(rest: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(rest);
+    let mut out: Vec<String> = Vec::new();
+    for flag in [" -j ", " -g "] {
+        for (i, _) in text.match_indices(flag) {
+            let t = text[i + flag.len()..]
+                .split([' ', '\n'])
+                .next()
+                .unwrap_or("");
+            if !t.is_empty() && !out.iter().any(|o| o == t) {
+                out.push(t.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// What a snapshot holds for one chain: the table's chain declarations,
+/// that chain's rules and the other rules that jump or go to it (save
+/// text), and the foreign-object lines.
 pub struct ChainPart {
     pub text: String,
     pub foreign: Vec<String>,
@@ -121,13 +153,18 @@ pub fn read_chain(f: &mut File, len: u64, chain: &str) -> Option<ChainPart> {
         .ok()?;
     let index = read_at(f, at, len).ok()?;
     let (mut decls, mut foreign, mut part) = (None, None, None);
+    let mut refs = Vec::new();
     for line in index.lines() {
         if line.starts_with("# index-at ") {
             break;
         }
         let mut w = line.strip_prefix("# index ")?.split(' ');
         let what = w.next()?;
-        let name = if what == "chain" { w.next()? } else { "" };
+        let name = if what == "chain" || what == "ref" {
+            w.next()?
+        } else {
+            ""
+        };
         let (Some(a), Some(b)) = (w.next(), w.next()) else {
             continue;
         };
@@ -139,12 +176,21 @@ pub fn read_chain(f: &mut File, len: u64, chain: &str) -> Option<ChainPart> {
             "decls" => decls = Some((a, b)),
             "foreign" => foreign = Some((a, b)),
             "chain" if name == chain => part = Some((a, b)),
+            "ref" if name == chain => refs.push((a, b)),
             _ => {}
         }
     }
     let (ds, de) = decls?;
     let mut text = read_at(f, ds, de).ok()?;
     if let Some((a, b)) = part {
+        text.push_str(&read_at(f, a, b).ok()?);
+    }
+    // The rules of other chains that jump to this one (a listing counts
+    // them); the chain's own are in already.
+    for (a, b) in refs {
+        if part.is_some_and(|(s, e)| a >= s && b <= e) {
+            continue;
+        }
         text.push_str(&read_at(f, a, b).ok()?);
     }
     let foreign = match foreign {
