@@ -58,7 +58,9 @@ impl Session {
         let slot = self.slot(kind)?;
         if let Some(part) = slot.load_chain(genid, chain) {
             self.warn_foreign(kind, part.foreign);
-            return Some(part.text);
+            // Whole save text of the part: a listing restores it into a
+            // model.
+            return Some(format!("*{}\n{}COMMIT\n", kind.name(), part.text));
         }
         self.fresh_snapshot(kind, genid)
     }

@@ -28,6 +28,9 @@ pub struct Indexer {
     foreign: Option<(u64, u64)>,
     /// Rule lines that name each chain as their `-j`/`-g` target.
     refs: Vec<(String, u64, u64)>,
+    /// The user-defined chains declared so far (`:NAME - [0:0]`): the only
+    /// possible jump targets (declarations come before the rules).
+    user: std::collections::HashSet<String>,
     /// Some section was not contiguous: no index.
     broken: bool,
 }
@@ -47,7 +50,11 @@ impl Indexer {
         for line in b.split_inclusive(|&c| c == b'\n') {
             let (start, end) = (self.offset, self.offset + line.len() as u64);
             self.offset = end;
-            if line.starts_with(b":") {
+            if let Some(decl) = line.strip_prefix(b":") {
+                let mut w = decl.split(|&c| c == b' ');
+                if let (Some(name), Some(b"-")) = (w.next(), w.next()) {
+                    self.user.insert(String::from_utf8_lossy(name).into_owned());
+                }
                 match &mut self.decls {
                     Some((_, e)) if *e == start => *e = end,
                     Some(_) => self.broken = true,
@@ -60,7 +67,9 @@ impl Indexer {
                     .unwrap_or(b"");
                 let name = String::from_utf8_lossy(name);
                 for t in targets(rest) {
-                    self.refs.push((t, start, end));
+                    if self.user.contains(&t) {
+                        self.refs.push((t, start, end));
+                    }
                 }
                 match self.chains.last_mut() {
                     Some((n, _, e)) if *n == name && *e == start => *e = end,
