@@ -215,3 +215,41 @@ pub fn nat_range(flags: u8, addrs: (&str, &str), ports: (u16, u16)) -> NatRange 
         base_port: 0,
     }
 }
+
+/// A catalog of ipsets made of `ipset create` lines (through the ipset
+/// model), as the lowering of `-m set` and `-j SET` sees them; the name
+/// `kset` is a kernel ipset (index 7).
+pub struct Catalog(std::collections::HashMap<String, ipset::model::Header>);
+
+impl Catalog {
+    pub fn of(creates: &[&str]) -> Catalog {
+        let mut store = ipset::model::Store::new();
+        let mut m = ipset::exec::NoMirror;
+        let mut ctx = ipset::exec::Ctx {
+            store: &mut store,
+            mirror: &mut m,
+            now: 0,
+        };
+        let mut out = std::collections::HashMap::new();
+        for c in creates {
+            let w: Vec<&str> = c.split_whitespace().collect();
+            let o = ipset::exec::run(&mut ctx, &w, None);
+            assert_eq!(o.code, 0, "{c}: {}", o.stderr);
+            out.insert(
+                w[1].to_string(),
+                ctx.store.get(w[1]).unwrap().header.clone(),
+            );
+        }
+        Catalog(out)
+    }
+}
+
+impl crate::lower::Ipsets for Catalog {
+    fn info(&self, name: &str) -> crate::lower::IpsetInfo<'_> {
+        match self.0.get(name) {
+            Some(h) => crate::lower::IpsetInfo::Ours(h),
+            None if name == "kset" => crate::lower::IpsetInfo::Kernel(7),
+            None => crate::lower::IpsetInfo::Missing,
+        }
+    }
+}

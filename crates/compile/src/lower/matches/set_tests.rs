@@ -1,48 +1,9 @@
 use super::*;
-use crate::lower::testutil::{load, meta};
-use crate::lower::{Ipsets, LowerError};
-use ipset::exec::{run, Ctx, NoMirror};
-use ipset::model::{Header, Store};
+use crate::lower::testutil::{load, meta, Catalog};
+use crate::lower::LowerError;
 use iptables::Rule;
 use nft::expr::{base, meta as mk, reg, LOOKUP_F_INV};
 use ruleset::{Family, TableKind};
-use std::collections::HashMap;
-
-/// A catalog made of `ipset create` lines.
-struct Catalog(HashMap<String, Header>);
-
-impl Catalog {
-    fn of(creates: &[&str]) -> Catalog {
-        let mut store = Store::new();
-        let mut m = NoMirror;
-        let mut ctx = Ctx {
-            store: &mut store,
-            mirror: &mut m,
-            now: 0,
-        };
-        let mut out = HashMap::new();
-        for c in creates {
-            let w: Vec<&str> = c.split_whitespace().collect();
-            let o = run(&mut ctx, &w, None);
-            assert_eq!(o.code, 0, "{c}: {}", o.stderr);
-            out.insert(
-                w[1].to_string(),
-                ctx.store.get(w[1]).unwrap().header.clone(),
-            );
-        }
-        Catalog(out)
-    }
-}
-
-impl Ipsets for Catalog {
-    fn info(&self, name: &str) -> IpsetInfo<'_> {
-        match self.0.get(name) {
-            Some(h) => IpsetInfo::Ours(h),
-            None if name == "kset" => IpsetInfo::Kernel(7),
-            None => IpsetInfo::Missing,
-        }
-    }
-}
 
 fn catalog() -> Catalog {
     Catalog::of(&[

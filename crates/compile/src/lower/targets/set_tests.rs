@@ -1,49 +1,19 @@
 use super::*;
-use crate::lower::testutil::load;
-use crate::lower::{Ipsets, LowerError};
-use ipset::exec::{run, Ctx, NoMirror};
-use ipset::model::{Header, Store};
+use crate::lower::testutil::{load, Catalog};
+use crate::lower::LowerError;
 use iptables::Rule;
 use nft::expr::{base, reg};
 use nft::Expr;
 use ruleset::{Family, TableKind};
-use std::collections::HashMap;
-
-struct Catalog(HashMap<String, Header>);
-
-impl Ipsets for Catalog {
-    fn info(&self, name: &str) -> IpsetInfo<'_> {
-        match self.0.get(name) {
-            Some(h) => IpsetInfo::Ours(h),
-            None => IpsetInfo::Missing,
-        }
-    }
-}
 
 fn catalog() -> Catalog {
-    let mut store = Store::new();
-    let mut m = NoMirror;
-    let mut ctx = Ctx {
-        store: &mut store,
-        mirror: &mut m,
-        now: 0,
-    };
-    let mut out = HashMap::new();
-    for c in [
+    Catalog::of(&[
         "create ip hash:ip",
         "create tmo hash:ip timeout 600",
         "create perm hash:ip timeout 0",
         "create net hash:net",
         "create ipport hash:ip,port",
-    ] {
-        let w: Vec<&str> = c.split_whitespace().collect();
-        assert_eq!(run(&mut ctx, &w, None).code, 0, "{c}");
-        out.insert(
-            w[1].to_string(),
-            ctx.store.get(w[1]).unwrap().header.clone(),
-        );
-    }
-    Catalog(out)
+    ])
 }
 
 fn r(name: &str, dirs: &[bool]) -> Option<SetRef> {
