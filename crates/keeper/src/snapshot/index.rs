@@ -66,9 +66,10 @@ impl Indexer {
                     .next()
                     .unwrap_or(b"");
                 let name = String::from_utf8_lossy(name);
-                for t in targets(rest) {
-                    if self.user.contains(&t) {
-                        self.refs.push((t, start, end));
+                let text = String::from_utf8_lossy(rest);
+                for t in targets(&text) {
+                    if self.user.contains(t) {
+                        self.refs.push((t.to_string(), start, end));
                     }
                 }
                 match self.chains.last_mut() {
@@ -115,17 +116,16 @@ impl Indexer {
 /// (built-in targets included; a word inside a quoted comment may be
 /// taken too, which only adds a line the reader then parses as the rule it
 /// is).
-fn targets(rest: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(rest);
-    let mut out: Vec<String> = Vec::new();
+fn targets(text: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
     for flag in [" -j ", " -g "] {
         for (i, _) in text.match_indices(flag) {
             let t = text[i + flag.len()..]
                 .split([' ', '\n'])
                 .next()
                 .unwrap_or("");
-            if !t.is_empty() && !out.iter().any(|o| o == t) {
-                out.push(t.to_string());
+            if !t.is_empty() && !out.contains(&t) {
+                out.push(t);
             }
         }
     }
