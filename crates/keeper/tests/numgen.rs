@@ -7,8 +7,10 @@
 //! the kernel holds the numgen maps expected (read with `nft`). Runs in a
 //! fresh network namespace; skips without root.
 
+mod common;
+
 use compile::runs::RunOpts;
-use iptables::exec::{execute_owned, restore, save_table, RestoreOpts};
+use iptables::exec::{execute_owned, restore, RestoreOpts};
 use iptables::parse::{parse, ParseOpts};
 use keeper::Session;
 use ruleset::{Family, Ruleset, TableKind};
@@ -30,24 +32,6 @@ fn ropts(noflush: bool) -> RestoreOpts<'static> {
         counters: true,
         ..RestoreOpts::new(Family::Ipv4, "iptables-restore")
     }
-}
-
-/// The filter table's save, without comment lines; with counters.
-fn kernel_save(s: &mut Session) -> String {
-    let text = s.save_text(true, Some(TableKind::Filter)).expect("save");
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
-fn model_save(rs: &Ruleset<iptables::Rule>) -> String {
-    let mut out = String::new();
-    save_table(rs.table(Family::Ipv4, TableKind::Filter), true, &mut out);
-    out.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| format!("{l}\n"))
-        .collect()
 }
 
 /// Whether the `nft` binary (the oracle for the maps) is installed.
@@ -190,7 +174,11 @@ fn numgen_maps_follow_the_model() {
                     line.to_string()
                 }
             };
-            assert_eq!(kernel_save(&mut s), model_save(&model), "step {i}: {what}");
+            assert_eq!(
+                common::kernel_save(&mut s, true),
+                common::model_save(&model, true),
+                "step {i}: {what}"
+            );
             no_differences(&format!("step {i}: {what}"));
             if have_nft {
                 assert_eq!(numgen_maps(), *want, "step {i}: {what}");

@@ -6,9 +6,11 @@
 //! kernel back must list the same. Runs in a fresh network namespace;
 //! skips without root.
 
+mod common;
+
 use classify::gen::{self, Rng};
 use compile::runs::RunOpts;
-use iptables::exec::{execute_owned, restore, save_table, RestoreOpts};
+use iptables::exec::{execute_owned, restore, RestoreOpts};
 use iptables::parse::{parse, restore::tokenize, ParseOpts};
 use keeper::Session;
 use ruleset::{Family, Ruleset, TableKind};
@@ -35,24 +37,6 @@ fn cmd_opts() -> ParseOpts<'static> {
 
 fn ropts() -> RestoreOpts<'static> {
     RestoreOpts::new(Family::Ipv4, "iptables-restore")
-}
-
-/// The kernel's filter table as iptables-save prints it, without comments.
-fn kernel_save(s: &mut Session) -> String {
-    let text = s.save_text(false, Some(TableKind::Filter)).expect("save");
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
-fn model_save(rs: &Ruleset<iptables::Rule>) -> String {
-    let mut out = String::new();
-    save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
-    out.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| format!("{l}\n"))
-        .collect()
 }
 
 /// Rule bodies (after `-A CHAIN`) per chain from a generated ruleset.
@@ -154,8 +138,8 @@ fn compiled_runs_follow_the_model() {
                 .unwrap_or(0);
             compiled_runs += sets;
             assert_eq!(
-                kernel_save(&mut s),
-                model_save(&model),
+                common::kernel_save(&mut s, false),
+                common::model_save(&model, false),
                 "seed {seed} after restore\n{text}"
             );
             no_differences(&format!("seed {seed} after restore\n{text}"));
@@ -179,7 +163,10 @@ fn compiled_runs_follow_the_model() {
                     got.is_ok(),
                     "seed {seed} step {step}: model {want:?} kernel {got:?}\n{log}\n{text}"
                 );
-                let (k, m) = (kernel_save(&mut s2), model_save(&model));
+                let (k, m) = (
+                    common::kernel_save(&mut s2, false),
+                    common::model_save(&model, false),
+                );
                 assert_eq!(k, m, "seed {seed} step {step}\n{log}\n{text}");
                 no_differences(&format!("seed {seed} step {step}\n{log}\n{text}"));
             }
@@ -318,7 +305,11 @@ fn appends_join_and_start_runs() {
             let mut s = Session::open(Family::Ipv4, runs(4)).expect("session");
             s.iptables(p)
                 .unwrap_or_else(|e| panic!("step {i} {cmd}: {e:?}"));
-            assert_eq!(kernel_save(&mut s), model_save(&model), "step {i} {cmd}");
+            assert_eq!(
+                common::kernel_save(&mut s, false),
+                common::model_save(&model, false),
+                "step {i} {cmd}"
+            );
             no_differences(&format!("step {i} {cmd}"));
             if !have_nft() {
                 continue;
@@ -393,7 +384,7 @@ fn probes_read_one_member_of_a_run() {
         assert!(cmd(&mut s, "-C FORWARD -s 10.0.0.7/32 -j ACCEPT").is_err());
         assert!(cmd(&mut s, "-C FORWARD -s 10.0.0.8/32 -j ACCEPT").is_ok());
         assert!(cmd(&mut s, "-D FORWARD -s 10.0.0.7/32 -j ACCEPT").is_err());
-        let save = kernel_save(&mut s);
+        let save = common::kernel_save(&mut s, false);
         assert_eq!(save.matches("-A FORWARD").count(), 49, "{save}");
         assert!(!save.contains("10.0.0.7/32"), "{save}");
     });
@@ -433,7 +424,7 @@ fn noflush_restore_flushes_run_sets() {
         )
         .expect("noflush restore");
         assert_eq!(run_sets(), vec![6]);
-        let save = kernel_save(&mut s);
+        let save = common::kernel_save(&mut s, false);
         assert_eq!(save.matches("-A U ").count(), 1, "{save}");
         assert_eq!(save.matches("-A FORWARD ").count(), 6, "{save}");
     });
