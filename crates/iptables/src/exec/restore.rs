@@ -7,7 +7,7 @@
 
 use super::execute_owned;
 use crate::error::{Error, ExitKind, Style};
-use crate::parse::restore::tokenize;
+use crate::parse::restore::words as split_words;
 use crate::parse::{argv, parse, Command, ParseOpts, Parsed};
 use crate::rule::Rule;
 use ruleset::{Counters, Family, Policy, Ruleset, Table, TableKind};
@@ -495,8 +495,8 @@ impl<'r> Restorer<'r> {
         let owned;
         let quoted: Vec<&str>;
         let words: &[&str] = if body.as_bytes().contains(&b'"') {
-            owned = tokenize(body).map_err(|e| err(lineno, e))?;
-            quoted = owned.iter().map(String::as_str).collect();
+            owned = split_words(body).map_err(|e| err(lineno, e))?;
+            quoted = owned.iter().map(|w| w.as_ref()).collect();
             &quoted
         } else {
             // The buffer is reused across lines: no allocation per line.
