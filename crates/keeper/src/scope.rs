@@ -2,9 +2,10 @@
 //! less a command reads, the less it depends on the ruleset's size.
 
 use crate::read::Scope;
-use iptables::parse::restore::tokenize;
+use iptables::parse::restore::words;
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
 use ruleset::{Family, TableKind};
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// What a command must read. `-F` of every chain reads nothing (one rule
@@ -234,10 +235,13 @@ fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope 
         Some(rest) => rest.split_once(']').map_or("", |(_, b)| b),
         None => line,
     };
-    let Ok(words) = tokenize(body) else {
+    let Ok(words) = words(body) else {
         return Scope::Table;
     };
-    let argv: Vec<&str> = words.iter().map(String::as_str).collect();
+    if let Some(s) = append_scope(&words) {
+        return s;
+    }
+    let argv: Vec<&str> = words.iter().map(|w| w.as_ref()).collect();
     let o = ParseOpts {
         family,
         restore: true,
@@ -248,6 +252,51 @@ fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope 
         Ok(p) => scope(&p),
         Err(_) => Scope::Table,
     }
+}
+
+/// The scope of an append line (nearly every line of a big restore)
+/// without parsing it: its chain, and the word after each `-j`/`-g` that
+/// is not a verdict or target extension (a superset of [`scope`]'s). `None` — parse the line — when any word
+/// could hide a jump this does not see: an abbreviated or `=` long option
+/// (`--ju`, `--goto=X`) or grouped short options (`-fj`). A line that
+/// would not parse gets a part scope here where [`scope`] gives the whole
+/// table; the restore reports it all the same, with nothing applied.
+fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
+    let (cmd, chain) = (words.first()?, words.get(1)?);
+    if !(cmd == "-A" || cmd == "--append") || chain.starts_with('-') {
+        return None;
+    }
+    let mut names = vec![chain.to_string()];
+    // The word after each jump option, that word not skipped: it may be
+    // an option's value that reads `-j` (`--comment -j -j X`).
+    for (k, w) in words.iter().enumerate().skip(2) {
+        match w.as_ref() {
+            "-j" | "-g" | "--jump" | "--goto" => {
+                let goto = w.contains('g');
+                if let Some(t) = words.get(k + 1) {
+                    // `-j` of a verdict or target extension names no chain
+                    // (a `-g` always does).
+                    let ext = !goto && iptables::ext::KNOWN_TARGETS.contains(&t.as_ref());
+                    if !ext && !names.iter().any(|n| n == t) {
+                        names.push(t.to_string());
+                    }
+                }
+            }
+            w if w.starts_with("--j") || w.starts_with("--g") => return None,
+            w if !w.starts_with("--")
+                && w.starts_with('-')
+                && w.len() > 2
+                && w.contains(['j', 'g']) =>
+            {
+                return None
+            }
+            _ => {}
+        }
+    }
+    Some(Scope::Part {
+        names,
+        rules_of: Vec::new(),
+    })
 }
 
 #[cfg(test)]
@@ -265,6 +314,54 @@ mod tests {
         let words: Vec<&str> = argv.split_whitespace().collect();
         let o = ParseOpts::command(Family::Ipv4, "iptables");
         scope(&parse(&words, o).expect("parses"))
+    }
+
+    /// The append fast path reads at least what the parse says; lines it
+    /// cannot see through go to the parse.
+    #[test]
+    fn append_lines_read_at_least_what_they_parse_to() {
+        let o = ParseOpts {
+            family: Family::Ipv4,
+            restore: true,
+            table: Some(TableKind::Filter),
+            prog: "",
+        };
+        let cases: &[(&str, bool)] = &[
+            ("-A FORWARD -s 10.0.0.1 -j ACCEPT", true),
+            ("-A FORWARD -j web", true),
+            ("--append FORWARD --jump web", true),
+            ("-A FORWARD -g web", true),
+            ("-A FORWARD --goto web", true),
+            (r#"-A FORWARD -m comment --comment "-j" -j web"#, true),
+            (r#"-A FORWARD -m comment --comment -j -j web"#, true),
+            ("-A FORWARD --ju web", false),
+            ("-A FORWARD --jump=web", false),
+            ("-A FORWARD --go web", false),
+            ("-A FORWARD -jweb", false),
+            ("-A FORWARD -fj web", false),
+            ("-I FORWARD -j web", false),
+            ("-A -j web", false),
+        ];
+        for (line, fast) in cases {
+            let words = super::words(line).expect("tokens");
+            let got = append_scope(&words);
+            assert_eq!(got.is_some(), *fast, "{line}");
+            let argv: Vec<&str> = words.iter().map(|w| w.as_ref()).collect();
+            let (Some(Scope::Part { names, rules_of }), Ok(p)) = (got, parse(&argv, o)) else {
+                continue;
+            };
+            let Scope::Part {
+                names: want,
+                rules_of: want_rules,
+            } = scope(&p)
+            else {
+                panic!("{line}: an append parses to a part scope");
+            };
+            assert!(rules_of.is_empty() && want_rules.is_empty(), "{line}");
+            for n in &want {
+                assert!(names.contains(n), "{line}: {n} not read");
+            }
+        }
     }
 
     #[test]
@@ -328,7 +425,7 @@ mod tests {
             vec![(TableKind::Nat, part(&["POSTROUTING"], &[]))]
         );
         // A line that does not parse (or needs everything) widens its table.
-        for line in ["-A INPUT --bogus", "-L", "-Z"] {
+        for line in ["-I INPUT --bogus", "-L", "-Z"] {
             let input = format!("*filter\n-A INPUT -j ACCEPT\n{line}\nCOMMIT\n");
             let s = restore_scopes(&input, f, true, None, "x");
             assert_eq!(s, vec![(TableKind::Filter, Scope::Table)], "{line}");
