@@ -27,7 +27,16 @@ pub(crate) fn common<T: Eq + Hash>(a: &[T], b: &[T]) -> Vec<(usize, usize)> {
     let (ma, mb) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
     let mut out: Vec<(usize, usize)> = (0..pre).map(|i| (i, i)).collect();
     if !ma.is_empty() && !mb.is_empty() {
-        let mid = myers(ma, mb).unwrap_or_else(|| greedy(ma, mb));
+        // The middle compared as small numbers, one per distinct element
+        // (one hash each, then O((N+M)·D) integer compares).
+        let mut keys: HashMap<&T, u32> = HashMap::new();
+        let mut key = |x| {
+            let n = keys.len() as u32;
+            *keys.entry(x).or_insert(n)
+        };
+        let ka: Vec<u32> = ma.iter().map(&mut key).collect();
+        let kb: Vec<u32> = mb.iter().map(&mut key).collect();
+        let mid = myers(&ka, &kb).unwrap_or_else(|| greedy(&ka, &kb));
         out.extend(mid.into_iter().map(|(i, j)| (i + pre, j + pre)));
     }
     let (ta, tb) = (a.len() - suf, b.len() - suf);

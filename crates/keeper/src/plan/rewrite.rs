@@ -235,11 +235,12 @@ impl Planner<'_> {
                 None => Old::Plain(self.view.loc(kind, *id).unwrap_or(Loc::Handle(0))),
             })
             .collect();
-        let mut keys: HashMap<&Rule, u32> = HashMap::new();
-        let ok: Vec<u32> = d.old.iter().map(|(_, r, _)| intern(&mut keys, r)).collect();
-        let nk: Vec<u32> = new.iter().map(|(_, r, _)| intern(&mut keys, r)).collect();
+        // Bodies compared by reference: the common prefix and suffix (all of
+        // an unchanged chain) cost one equality test per rule, no hashing.
+        let ob: Vec<&Rule> = d.old.iter().map(|(_, r, _)| r).collect();
+        let nb: Vec<&Rule> = new.iter().map(|(_, r, _)| r).collect();
         let mut to_new: Vec<Option<usize>> = vec![None; d.old.len()];
-        for (i, j) in diff::common(&ok, &nk) {
+        for (i, j) in diff::common(&ob, &nb) {
             to_new[i] = Some(j);
         }
         self.unmatch_split_groups(&new, &olds, &mut to_new);
@@ -502,10 +503,4 @@ impl Planner<'_> {
         self.p.tails.remove(&key);
         Ok(())
     }
-}
-
-/// A small number per distinct rule body, so the diff compares numbers.
-fn intern<'a>(keys: &mut HashMap<&'a Rule, u32>, r: &'a Rule) -> u32 {
-    let n = keys.len() as u32;
-    *keys.entry(r).or_insert(n)
 }
