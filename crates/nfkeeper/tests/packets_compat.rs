@@ -13,7 +13,7 @@ mod common;
 use common::{lan, python, routed, Ns, Proc, SRV4, SRV6};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// One step of a `-m recent` sequence, run from the client against the
 /// server's rules.
@@ -21,9 +21,11 @@ use std::time::Duration;
 enum Step {
     /// COUNT pings 10 ms apart; the 0-based numbers that must be answered.
     Ping(u32, &'static [u32]),
-    /// Wait this many milliseconds (for an entry's stamps to leave the
-    /// `--seconds` window).
-    Sleep(u64),
+    /// Wait until this many milliseconds after the case's first step
+    /// began (for an entry's stamps to leave the `--seconds` window). Times
+    /// count from the start, not from the step before, because a probe
+    /// whose pings are dropped waits its timeout before it returns.
+    At(u64),
     /// A TCP connect to this (closed) port: refused, the server saw the SYN.
     Tcp(u16),
     /// Whether the client's address is in the server's xt_recent list
@@ -39,9 +41,11 @@ struct RecentCase {
     steps: &'static [Step],
 }
 
-/// The window (`--seconds 2`) cases wait 2.5 s past it: a stamp is in the
-/// window while `jiffies - seconds*HZ` is not after it, so half a second
-/// of margin keeps them independent of scheduling on a loaded machine.
+/// A stamp is in the `--seconds` window while `jiffies - seconds*HZ` is
+/// not after it. The times below keep every stamp that must count at
+/// least 0.8 s inside its window and every one that must not at least
+/// 0.65 s outside, so a probe starting late on a loaded machine does not
+/// change the outcome.
 const RECENT_CASES: &[RecentCase] = &[
     RecentCase {
         // --set before --rcheck: every echo request is stamped first, so
@@ -57,42 +61,42 @@ const RECENT_CASES: &[RecentCase] = &[
             Step::Listed("ping", false),
             Step::Ping(5, &[0, 1]),
             Step::Listed("ping", true),
-            Step::Sleep(2500),
+            Step::At(3000),
             Step::Ping(3, &[0, 1]),
         ],
     },
     RecentCase {
         // --update checks like --rcheck but stamps only when it matches:
-        // the two dropped pings at 1.2 s keep the entry hot, so 1.2 s later
-        // (2.4 s after the first stamps, which are out of the window) the
-        // ping is still dropped.
+        // the two pings dropped at 1.5 s keep the entry hot, so at 3.7 s
+        // (when the first stamps are out of the 3 s window) the ping is
+        // still dropped.
         name: "update keeps a dropped source dropped",
         rules: &[
-            "PING -m recent --name u --update --seconds 2 --hitcount 2 -j DROP",
+            "PING -m recent --name u --update --seconds 3 --hitcount 2 -j DROP",
             "PING -m recent --name u --set",
         ],
         steps: &[
             Step::Ping(3, &[0, 1]),
-            Step::Sleep(1200),
+            Step::At(1500),
             Step::Ping(2, &[]),
-            Step::Sleep(1200),
+            Step::At(3700),
             Step::Ping(1, &[]),
         ],
     },
     RecentCase {
-        // The same with --rcheck, which never stamps: the dropped pings at
-        // 1.2 s leave no trace, and at 2.4 s the source passes. This is
+        // The same with --rcheck, which never stamps: the pings dropped at
+        // 1.5 s leave no trace, and at 3.7 s the source passes. This is
         // what tells --update from --rcheck in the case above.
         name: "rcheck does not stamp dropped packets",
         rules: &[
-            "PING -m recent --name u --rcheck --seconds 2 --hitcount 2 -j DROP",
+            "PING -m recent --name u --rcheck --seconds 3 --hitcount 2 -j DROP",
             "PING -m recent --name u --set",
         ],
         steps: &[
             Step::Ping(3, &[0, 1]),
-            Step::Sleep(1200),
+            Step::At(1500),
             Step::Ping(2, &[]),
-            Step::Sleep(1200),
+            Step::At(3700),
             Step::Ping(1, &[0]),
         ],
     },
@@ -173,6 +177,7 @@ fn recent(tag: &str, fam: &Family) {
             let rule = rule.replace("PING", fam.ping);
             server.nfk(&format!("{} -A INPUT {rule}", fam.personality));
         }
+        let start = Instant::now();
         for (n, step) in case.steps.iter().enumerate() {
             let at = format!("{}: step {n}", case.name);
             match *step {
@@ -180,7 +185,10 @@ fn recent(tag: &str, fam: &Family) {
                     let got = client.ping(fam.server, count, "0.01");
                     assert_eq!(got, want, "{at}: answered pings\n{}", server.ruleset());
                 }
-                Step::Sleep(ms) => std::thread::sleep(Duration::from_millis(ms)),
+                Step::At(ms) => {
+                    let at = start + Duration::from_millis(ms);
+                    std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                }
                 Step::Tcp(port) => {
                     assert_eq!(
                         client.tcp(fam.server, port),
