@@ -15,7 +15,11 @@
 //!   which a packet does not have yet at raw's priority (-300, before
 //!   conntrack at -200), so it does nothing there. (Checked: an FTP
 //!   control connection whose SYN passes `ct helper set` at -300 gets no
-//!   helper and its PORT command no expectation; at -100 it does.)
+//!   helper and its PORT command no expectation; at -199 it does:
+//!   nfkeeper/tests/packets_ct_helper.rs.) A second base chain after
+//!   conntrack that replays the raw chain is sound only under conditions
+//!   on the whole chain; docs/compatibility.md ("`-j CT --helper` and
+//!   `--timeout`") lists them and why that form is not built yet.
 //! - `--timeout`: names a timeout policy of nfnetlink_cttimeout (made with
 //!   `nfct`); an nftables `ct timeout` object is a separate object of the
 //!   table with its own values and cannot refer to that policy, and like
