@@ -39,6 +39,11 @@ pub struct Snapshot {
     /// Chains holding a rule the model does not have (foreign, or not
     /// rebuilt): the model's rules are not all of the kernel chain's.
     pub foreign_in: HashSet<String>,
+    /// A partial read's plain rules by (chain, canonical text): a restore
+    /// line with exactly that text is that rule without parsing it (see
+    /// `plan::rewrite`). Empty for a whole-table read (no restore that
+    /// could use it reads one: without `--noflush` the table is replaced).
+    pub texts: crate::plan::ChainTexts,
 }
 
 /// A compiled run as read from the kernel.
@@ -73,10 +78,15 @@ pub enum Scope {
     /// independent of the table size), and the rules of the chains in
     /// `rules_of` (one rule dump each, O(rules of that chain)). Chains that
     /// the read rules jump to are known to exist (the kernel holds the
-    /// reference) and enter the model empty, unread.
+    /// reference) and enter the model empty, unread. `targets`: chains
+    /// whose existence alone matters (the targets of jumps being added);
+    /// fetched only when the rules read do not already show them (a
+    /// kube-proxy sync rewriting KUBE-SERVICES names its 5 000 service
+    /// chains, which the old KUBE-SERVICES rules all jump to).
     Part {
         names: Vec<String>,
         rules_of: Vec<String>,
+        targets: Vec<String>,
     },
 }
 
@@ -86,6 +96,7 @@ impl Scope {
         Scope::Part {
             names,
             rules_of: Vec::new(),
+            targets: Vec::new(),
         }
     }
 
@@ -108,23 +119,26 @@ impl Scope {
                 Scope::Part {
                     mut names,
                     mut rules_of,
+                    mut targets,
                 },
                 Scope::Part {
                     names: n2,
                     rules_of: r2,
+                    targets: t2,
                 },
             ) => {
-                for n in n2 {
-                    if !names.contains(&n) {
-                        names.push(n);
+                for (into, from) in [(&mut names, n2), (&mut rules_of, r2), (&mut targets, t2)] {
+                    for n in from {
+                        if !into.contains(&n) {
+                            into.push(n);
+                        }
                     }
                 }
-                for n in r2 {
-                    if !rules_of.contains(&n) {
-                        rules_of.push(n);
-                    }
+                Scope::Part {
+                    names,
+                    rules_of,
+                    targets,
                 }
-                Scope::Part { names, rules_of }
             }
         };
         *self = merged;
@@ -240,7 +254,7 @@ pub fn tail(
         }
         t.run = None;
         match rebuild(family, kind, chain, kr.userdata.as_deref(), &mut texts) {
-            Some((id, mut rule, _)) => {
+            Some((id, mut rule, _, _)) => {
                 if let Some(tg) = kr.target.as_deref() {
                     retarget(&mut rule, tg);
                 }
@@ -365,6 +379,54 @@ pub fn read_scoped_probe(
     scope: &Scope,
     probe: Option<&Rule>,
 ) -> Result<Snapshot, nft::Error> {
+    let mut snap = read_chains_and_rules(sock, family, kind, scope, probe)?;
+    if let (Scope::Part { targets, .. }, true) = (scope, snap.exists) {
+        // Jump targets the rules read did not show to exist.
+        let missing: Vec<&str> = targets
+            .iter()
+            .map(String::as_str)
+            .filter(|t| snap.table.chain(t).is_none())
+            .collect();
+        let tname = layout::table_name(kind);
+        for c in fetch_chains(sock, layout::nft_family(family), &tname, &missing)? {
+            add_chain(&mut snap, kind, &c);
+        }
+    }
+    Ok(snap)
+}
+
+/// The chains of our table `tname` named in `wanted` (absent ones left
+/// out): a GET each, or for many one dump of the table's chains kept
+/// where named.
+fn fetch_chains(
+    sock: &mut Socket,
+    fam: nft::Family,
+    tname: &str,
+    wanted: &[&str],
+) -> Result<Vec<nft::Chain>, nft::Error> {
+    if wanted.len() > BULK_CHAINS {
+        let set: HashSet<&str> = wanted.iter().copied().collect();
+        let mut all = sock.chains(fam, Some(tname))?;
+        all.retain(|c| c.table == tname && set.contains(c.name.as_str()));
+        return Ok(all);
+    }
+    let mut v = Vec::new();
+    for n in wanted {
+        if let Some(c) = sock.get(&nft::Chain::new(fam, tname, n))? {
+            v.push(c);
+        }
+    }
+    Ok(v)
+}
+
+/// [`read_scoped_probe`] but for a part's jump targets.
+fn read_chains_and_rules(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+    scope: &Scope,
+    probe: Option<&Rule>,
+) -> Result<Snapshot, nft::Error> {
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
     let mut snap = Snapshot {
@@ -384,6 +446,7 @@ pub fn read_scoped_probe(
             Scope::Table => None,
         },
         foreign_in: HashSet::new(),
+        texts: HashMap::new(),
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
         return Ok(snap);
@@ -391,31 +454,16 @@ pub fn read_scoped_probe(
     snap.exists = true;
     // Filter by table here too: a dump request's table filter is advisory.
     let chains = match scope {
-        Scope::Part { names, rules_of } if names.len() + rules_of.len() > BULK_CHAINS => {
-            // A wide part (a full kube-proxy sync names every chain): one
-            // dump of the table's chains, filtered here, instead of a GET
-            // round trip per chain.
-            let wanted: HashSet<&str> = names
-                .iter()
-                .chain(rules_of.iter())
-                .map(String::as_str)
-                .collect();
-            let mut all = sock.chains(fam, Some(&tname))?;
-            all.retain(|c| wanted.contains(c.name.as_str()));
-            all
-        }
-        Scope::Part { names, rules_of } => {
-            let mut v = Vec::new();
+        Scope::Part {
+            names, rules_of, ..
+        } => {
             let named: HashSet<&String> = names.iter().collect();
-            for n in names
+            let wanted: Vec<&str> = names
                 .iter()
                 .chain(rules_of.iter().filter(|r| !named.contains(r)))
-            {
-                if let Some(c) = sock.get(&nft::Chain::new(fam, &tname, n))? {
-                    v.push(c);
-                }
-            }
-            v
+                .map(String::as_str)
+                .collect();
+            fetch_chains(sock, fam, &tname, &wanted)?
         }
         Scope::Table | Scope::Chains => sock.chains(fam, Some(&tname))?,
     };
@@ -488,7 +536,7 @@ pub fn read_scoped_probe(
             }
             continue;
         }
-        let Some((id, mut rule, chunks)) =
+        let Some((id, mut rule, chunks, text)) =
             rebuild(family, kind, &chain, userdata.as_deref(), &mut texts)
         else {
             snap.foreign.push(format!(
@@ -497,6 +545,7 @@ pub fn read_scoped_probe(
             snap.foreign_in.insert(chain);
             continue;
         };
+        let as_text = text_holds(&rule, target.as_deref());
         follow_target(
             &mut snap.table,
             &mut rule,
@@ -508,6 +557,9 @@ pub fn read_scoped_probe(
                 snap.handles.insert(id, handle);
                 if chunks > 0 {
                     snap.overflow.insert(id, chunks);
+                }
+                if only.is_some() && as_text {
+                    snap.texts.entry(chain).or_default().insert(text, id);
                 }
             }
             Err(e) => {
@@ -594,7 +646,8 @@ fn read_run(
             sock.get(&one)?.map(|l| l.elems).unwrap_or_default()
         }
     };
-    let mut members: Vec<(RuleId, Rule, Counters, u32)> = Vec::with_capacity(elems.len());
+    let mut members: Vec<(RuleId, Rule, Counters, u32, Option<String>)> =
+        Vec::with_capacity(elems.len());
     for e in elems {
         // An interval run's end markers belong to the member before them.
         if e.flags
@@ -602,7 +655,7 @@ fn read_run(
         {
             continue;
         }
-        let Some((id, mut rule, chunks)) =
+        let Some((id, mut rule, chunks, text)) =
             rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts)
         else {
             snap.foreign
@@ -622,17 +675,29 @@ fn read_run(
             Some(nft::Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t))) => Some(t.as_str()),
             _ => rr.target,
         };
+        let text = (partial && text_holds(&rule, t)).then_some(text);
         follow_target(&mut snap.table, &mut rule, t, partial);
-        members.push((id, rule, c, chunks));
+        members.push((id, rule, c, chunks, text));
     }
     members.sort_unstable_by_key(|m| m.0);
     let mut ids = Vec::with_capacity(members.len());
-    for (id, rule, c, chunks) in members {
+    for (id, rule, c, chunks, text) in members {
         match snap.table.append_with_id(rr.chain, id, rule, c) {
             Ok(id) => {
                 ids.push(id);
                 if chunks > 0 {
                     snap.overflow.insert(id, chunks);
+                }
+                if let Some(text) = text {
+                    match snap.texts.get_mut(rr.chain) {
+                        Some(m) => {
+                            m.insert(text, id);
+                        }
+                        None => {
+                            snap.texts
+                                .insert(rr.chain.to_string(), HashMap::from([(text, id)]));
+                        }
+                    }
                 }
             }
             Err(e) => snap
@@ -722,7 +787,10 @@ fn dump_rules(
 pub(crate) fn counters_and_target(r: &nft::RuleRef<'_>) -> (Counters, Option<String>) {
     let mut counters = Counters::default();
     let mut target = None;
-    for e in r.exprs() {
+    // Only these two kinds are decoded: the others' names are read and
+    // their data skipped.
+    const KINDS: &[&str] = &[nft::expr::KIND_COUNTER, nft::expr::KIND_IMMEDIATE];
+    for e in r.exprs_of(KINDS) {
         match e {
             Ok(Expr::Counter { bytes, packets }) => counters = Counters { packets, bytes },
             Ok(Expr::Immediate {
@@ -847,16 +915,29 @@ pub(crate) fn rule_text(ud: Option<&[u8]>, texts: &mut Texts) -> Option<(RuleId,
 
 /// The logical rule of a kernel rule from its userdata (and, for a long
 /// rule, its catalog chunks); also the number of chunks used.
+/// A rule from its userdata: id, body, catalog chunks, and its text
+/// without the leading blanks (as a restore line's text after `-A CHAIN `).
 fn rebuild(
     family: Family,
     kind: TableKind,
     chain: &str,
     ud: Option<&[u8]>,
     texts: &mut Texts,
-) -> Option<(RuleId, Rule, u32)> {
-    let (id, text, chunks) = rule_text(ud, texts)?;
+) -> Option<(RuleId, Rule, u32, String)> {
+    let (id, mut text, chunks) = rule_text(ud, texts)?;
     let rule = parse_body(family, kind, chain, &text)?;
-    Some((id, rule, chunks))
+    let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();
+    text.drain(..blanks);
+    Some((id, rule, chunks, text))
+}
+
+/// Whether a rule's text still says what it does given the chain its
+/// kernel verdict jumps to (`target`): not when that chain was renamed.
+fn text_holds(rule: &Rule, target: Option<&str>) -> bool {
+    match (ruleset::RuleBody::jump_target(rule), target) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
 }
 
 #[cfg(test)]

@@ -57,12 +57,19 @@ pub fn scope(p: &Parsed) -> Scope {
         Command::DeleteChain(None) => return Scope::Chains,
         _ => return Scope::Table,
     };
+    let mut targets: Vec<String> = Vec::new();
     for r in &p.rules {
         if let Some(t) = r.jump_target() {
-            add(t);
+            if !targets.iter().any(|x| x == t) {
+                targets.push(t.to_string());
+            }
         }
     }
-    Scope::Part { names, rules_of }
+    Scope::Part {
+        names,
+        rules_of,
+        targets,
+    }
 }
 
 /// What a restore must read, per table it names (in input order). Without
@@ -129,8 +136,10 @@ struct Acc {
     chains: bool,
     names: Vec<String>,
     rules_of: Vec<String>,
+    targets: Vec<String>,
     seen_names: HashSet<String>,
     seen_rules: HashSet<String>,
+    seen_targets: HashSet<String>,
 }
 
 impl Acc {
@@ -148,16 +157,30 @@ impl Acc {
         }
     }
 
+    fn target(&mut self, n: String) {
+        if !self.seen_targets.contains(&n) {
+            self.seen_targets.insert(n.clone());
+            self.targets.push(n);
+        }
+    }
+
     fn add(&mut self, s: Scope) {
         match s {
             Scope::Table => self.table = true,
             Scope::Chains => self.chains = true,
-            Scope::Part { names, rules_of } => {
+            Scope::Part {
+                names,
+                rules_of,
+                targets,
+            } => {
                 for n in &names {
                     self.name(n);
                 }
                 for n in &rules_of {
                     self.rules(n);
+                }
+                for n in targets {
+                    self.target(n);
                 }
             }
         }
@@ -174,6 +197,7 @@ impl Acc {
             Scope::Part {
                 names: self.names,
                 rules_of: self.rules_of,
+                targets: self.targets,
             }
         }
     }
@@ -266,7 +290,7 @@ fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
     if !(cmd == "-A" || cmd == "--append") || chain.starts_with('-') {
         return None;
     }
-    let mut names = vec![chain.to_string()];
+    let mut targets: Vec<String> = Vec::new();
     // The word after each jump option, that word not skipped: it may be
     // an option's value that reads `-j` (`--comment -j -j X`).
     for (k, w) in words.iter().enumerate().skip(2) {
@@ -277,8 +301,8 @@ fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
                     // `-j` of a verdict or target extension names no chain
                     // (a `-g` always does).
                     let ext = !goto && iptables::ext::KNOWN_TARGETS.contains(&t.as_ref());
-                    if !ext && !names.iter().any(|n| n == t) {
-                        names.push(t.to_string());
+                    if !ext && !targets.iter().any(|n| n == t) {
+                        targets.push(t.to_string());
                     }
                 }
             }
@@ -294,8 +318,9 @@ fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
         }
     }
     Some(Scope::Part {
-        names,
+        names: vec![chain.to_string()],
         rules_of: Vec::new(),
+        targets,
     })
 }
 
@@ -303,10 +328,12 @@ fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
 mod tests {
     use super::*;
 
-    fn part(names: &[&str], rules_of: &[&str]) -> Scope {
+    fn part(names: &[&str], rules_of: &[&str], targets: &[&str]) -> Scope {
+        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect();
         Scope::Part {
-            names: names.iter().map(|s| s.to_string()).collect(),
-            rules_of: rules_of.iter().map(|s| s.to_string()).collect(),
+            names: v(names),
+            rules_of: v(rules_of),
+            targets: v(targets),
         }
     }
 
@@ -347,19 +374,28 @@ mod tests {
             let got = append_scope(&words);
             assert_eq!(got.is_some(), *fast, "{line}");
             let argv: Vec<&str> = words.iter().map(|w| w.as_ref()).collect();
-            let (Some(Scope::Part { names, rules_of }), Ok(p)) = (got, parse(&argv, o)) else {
+            let (Some(got), Ok(p)) = (got, parse(&argv, o)) else {
                 continue;
             };
-            let Scope::Part {
-                names: want,
-                rules_of: want_rules,
-            } = scope(&p)
+            let (
+                Scope::Part {
+                    names,
+                    rules_of,
+                    targets,
+                },
+                Scope::Part {
+                    names: wn,
+                    rules_of: wr,
+                    targets: wt,
+                },
+            ) = (got, scope(&p))
             else {
                 panic!("{line}: an append parses to a part scope");
             };
-            assert!(rules_of.is_empty() && want_rules.is_empty(), "{line}");
-            for n in &want {
-                assert!(names.contains(n), "{line}: {n} not read");
+            assert!(rules_of.is_empty() && wr.is_empty(), "{line}");
+            assert_eq!(names, wn, "{line}");
+            for n in &wt {
+                assert!(targets.contains(n), "{line}: {n} not read");
             }
         }
     }
@@ -367,26 +403,32 @@ mod tests {
     #[test]
     fn each_command_reads_what_it_needs() {
         let cases: &[(&str, Scope)] = &[
-            ("-A FORWARD -s 10.0.0.1 -j ACCEPT", part(&["FORWARD"], &[])),
-            ("-A FORWARD -j web", part(&["FORWARD", "web"], &[])),
-            ("-I INPUT -g web", part(&["INPUT", "web"], &[])),
-            ("-I INPUT 3 -j web", part(&["web"], &["INPUT"])),
-            ("-N web", part(&["web"], &[])),
-            ("-P INPUT DROP", part(&["INPUT"], &[])),
-            ("-X web", part(&["web"], &[])),
-            ("-E web www", part(&["web", "www"], &[])),
-            ("-F web", part(&["web"], &[])),
-            ("-D FORWARD -s 10.0.0.1 -j ACCEPT", part(&[], &["FORWARD"])),
-            ("-D FORWARD -j web", part(&["web"], &["FORWARD"])),
-            ("-D FORWARD 7", part(&[], &["FORWARD"])),
-            ("-R FORWARD 2 -j DROP", part(&[], &["FORWARD"])),
-            ("-C FORWARD -j DROP", part(&[], &["FORWARD"])),
-            ("-S FORWARD", part(&[], &["FORWARD"])),
-            ("-Z FORWARD", part(&[], &["FORWARD"])),
+            (
+                "-A FORWARD -s 10.0.0.1 -j ACCEPT",
+                part(&["FORWARD"], &[], &[]),
+            ),
+            ("-A FORWARD -j web", part(&["FORWARD"], &[], &["web"])),
+            ("-I INPUT -g web", part(&["INPUT"], &[], &["web"])),
+            ("-I INPUT 3 -j web", part(&[], &["INPUT"], &["web"])),
+            ("-N web", part(&["web"], &[], &[])),
+            ("-P INPUT DROP", part(&["INPUT"], &[], &[])),
+            ("-X web", part(&["web"], &[], &[])),
+            ("-E web www", part(&["web", "www"], &[], &[])),
+            ("-F web", part(&["web"], &[], &[])),
+            (
+                "-D FORWARD -s 10.0.0.1 -j ACCEPT",
+                part(&[], &["FORWARD"], &[]),
+            ),
+            ("-D FORWARD -j web", part(&[], &["FORWARD"], &["web"])),
+            ("-D FORWARD 7", part(&[], &["FORWARD"], &[])),
+            ("-R FORWARD 2 -j DROP", part(&[], &["FORWARD"], &[])),
+            ("-C FORWARD -j DROP", part(&[], &["FORWARD"], &[])),
+            ("-S FORWARD", part(&[], &["FORWARD"], &[])),
+            ("-Z FORWARD", part(&[], &["FORWARD"], &[])),
             ("-S", Scope::Table),
             ("-L FORWARD", Scope::Table),
             ("-X", Scope::Chains),
-            ("-F", part(&[], &[])),
+            ("-F", part(&[], &[], &[])),
             ("-Z", Scope::Table),
         ];
         for (argv, want) in cases {
@@ -414,15 +456,15 @@ mod tests {
             vec![
                 (
                     TableKind::Filter,
-                    part(&["INPUT", "web"], &["web", "OUTPUT"])
+                    part(&["INPUT", "web"], &["web", "OUTPUT"], &["web"])
                 ),
-                (TableKind::Nat, part(&["POSTROUTING"], &[])),
+                (TableKind::Nat, part(&["POSTROUTING"], &[], &[])),
             ]
         );
         let only_nat = restore_scopes(input, f, true, Some(TableKind::Nat), "x");
         assert_eq!(
             only_nat,
-            vec![(TableKind::Nat, part(&["POSTROUTING"], &[]))]
+            vec![(TableKind::Nat, part(&["POSTROUTING"], &[], &[]))]
         );
         // A line that does not parse (or needs everything) widens its table.
         for line in ["-I INPUT --bogus", "-L", "-Z"] {

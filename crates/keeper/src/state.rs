@@ -98,8 +98,9 @@ impl State {
     }
 
     /// Replace what is known of table `k` of family `f` by a read of it.
-    pub fn install(&mut self, f: Family, k: TableKind, s: Snapshot) {
+    pub fn install(&mut self, f: Family, k: TableKind, mut s: Snapshot) {
         self.views[f.index()].install(k, &s);
+        self.views[f.index()].install_texts(k, std::mem::take(&mut s.texts));
         self.foreign.insert((f, k), s.foreign);
         self.model.replace_table(s.table);
     }

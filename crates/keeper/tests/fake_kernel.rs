@@ -108,6 +108,7 @@ fn partial_reads_see_only_their_chains() {
     let scope = Scope::Part {
         names: vec!["web".into()],
         rules_of: vec!["web".into()],
+        targets: Vec::new(),
     };
     let snap = read_scoped(&mut sock, FAM, FILTER, &scope).unwrap();
     assert!(snap.exists);
@@ -287,3 +288,81 @@ fn lost_replies_do_not_apply_twice() {
 
 #[path = "fake_kernel/differential.rs"]
 mod differential;
+
+/// `--noflush` rewrites of a chain whose lines repeat the kernel's rule
+/// texts: an unchanged chain keeps its kernel rules (same handles), a
+/// changed line is written, and after a rename in the same restore an old
+/// text means what it says (the jump to the old name), not the renamed
+/// rule the model holds under that text's id.
+#[test]
+fn noflush_rewrites_reuse_rules_by_their_text() {
+    const START: &str = "*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:front - [0:0]
+:web - [0:0]
+:logdrop - [0:0]
+-A front -s 10.0.0.1/32 -j web
+-A front -p tcp -m tcp --dport 22 -m comment --comment \"ssh in\" -j ACCEPT
+-A web -j logdrop
+COMMIT
+";
+    // (restore input, expected save of front after it, or None: refused)
+    let cases: &[(&str, Option<&str>)] = &[
+        (
+            "*filter\n:front - [0:0]\n-A front -s 10.0.0.1/32 -j web\n-A front -p tcp -m tcp --dport 22 -m comment --comment \"ssh in\" -j ACCEPT\nCOMMIT\n",
+            Some("-A front -s 10.0.0.1/32 -j web\n-A front -p tcp -m tcp --dport 22 -m comment --comment \"ssh in\" -j ACCEPT\n"),
+        ),
+        (
+            "*filter\n:front - [0:0]\n-A front -s 10.0.0.1/32 -j web\n-A front -p tcp -m tcp --dport 23 -j ACCEPT\nCOMMIT\n",
+            Some("-A front -s 10.0.0.1/32 -j web\n-A front -p tcp -m tcp --dport 23 -j ACCEPT\n"),
+        ),
+        (
+            "*filter\n-E web www\n:front - [0:0]\n-A front -s 10.0.0.1/32 -j web\nCOMMIT\n",
+            None,
+        ),
+        (
+            "*filter\n-E web www\n:front - [0:0]\n-A front -s 10.0.0.1/32 -j www\nCOMMIT\n",
+            Some("-A front -s 10.0.0.1/32 -j www\n"),
+        ),
+    ];
+    let front = |save: &str| -> String {
+        save.lines()
+            .filter(|l| l.starts_with("-A front "))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    for (input, want) in cases {
+        let k = Kernel::new();
+        let mut s = session(&k, false);
+        s.restore(START, &ropts(FAM)).expect("restore");
+        let mut sock = k.socket();
+        let before = read_table(&mut sock, FAM, FILTER).unwrap();
+        let start_save = model_save(&mut sock);
+        let mut o = ropts(FAM);
+        o.noflush = true;
+        let got = s.restore(input, &o);
+        let after_save = model_save(&mut sock);
+        match want {
+            None => {
+                assert!(got.is_err(), "{input}: accepted");
+                assert_eq!(after_save, start_save, "{input}: half applied");
+            }
+            Some(w) => {
+                assert!(got.is_ok(), "{input}: {:?}", got.as_ref().err());
+                assert_eq!(front(&after_save), *w, "{input}");
+            }
+        }
+        if input == &cases[0].0 {
+            // Nothing changed: the kernel holds the same rules.
+            let after = read_table(&mut sock, FAM, FILTER).unwrap();
+            let handles = |s: &keeper::read::Snapshot| {
+                let mut v: Vec<u64> = s.handles.values().copied().collect();
+                v.sort_unstable();
+                v
+            };
+            assert_eq!(handles(&before), handles(&after), "{input}");
+        }
+    }
+}

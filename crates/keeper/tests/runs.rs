@@ -349,6 +349,7 @@ fn probes_read_one_member_of_a_run() {
         let scope = keeper::read::Scope::Part {
             names: vec!["FORWARD".into()],
             rules_of: vec!["FORWARD".into()],
+            targets: Vec::new(),
         };
         let mut sock = nft::Socket::open().expect("socket");
         // (probe, members read)

@@ -53,6 +53,7 @@ impl Settings {
     pub fn command_engine(&self) -> keeper::Settings {
         keeper::Settings {
             close_after_exit: true,
+            one_shot: true,
             ..self.engine
         }
     }

@@ -46,6 +46,10 @@ pub mod rt;
 use crate::data::Data;
 use crate::netlink::{Attr, Attrs, Tb, Writer};
 use crate::Error;
+/// Kind names (`NFTA_EXPR_NAME`) for [`crate::RuleRef::exprs_of`].
+pub const KIND_COUNTER: &str = counter::NAME;
+pub const KIND_IMMEDIATE: &str = immediate::NAME;
+
 pub use bitwise::Shift;
 pub use byteorder::Byteorder;
 pub use cmp::CmpOp;
@@ -342,6 +346,19 @@ impl Expr {
             Expr::Objref(x) => x.emit(w),
             Expr::Notrack | Expr::Other { .. } => {}
         }
+    }
+
+    /// The kind name (`NFTA_EXPR_NAME`) of one `NFTA_LIST_ELEM` attribute,
+    /// without decoding its data: O(attributes before the name), no
+    /// allocation.
+    pub fn name_of<'a>(elem: &Attr<'a>) -> Result<&'a str, Error> {
+        for a in Attrs::new(elem.payload) {
+            let a = a?;
+            if a.ty == NFTA_EXPR_NAME {
+                return a.str();
+            }
+        }
+        Err(Error::Missing(NFTA_EXPR_NAME))
     }
 
     /// Parses one `NFTA_LIST_ELEM` attribute.

@@ -206,6 +206,22 @@ impl<'a> RuleRef<'a> {
         Attrs::new(self.exprs_raw).map(|a| a.and_then(|a| Expr::parse(&a)))
     }
 
+    /// Decodes only the expressions of the given kinds (`NFTA_EXPR_NAME`
+    /// values), in order; the others are skipped after reading their name.
+    pub fn exprs_of(&self, kinds: &'a [&'a str]) -> impl Iterator<Item = Result<Expr, Error>> + 'a {
+        Attrs::new(self.exprs_raw).filter_map(move |a| {
+            let a = match a {
+                Ok(a) => a,
+                Err(e) => return Some(Err(e)),
+            };
+            match Expr::name_of(&a) {
+                Ok(n) if kinds.contains(&n) => Some(Expr::parse(&a)),
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            }
+        })
+    }
+
     /// An owned [`Rule`] with all expressions decoded.
     pub fn to_rule(&self) -> Result<Rule, Error> {
         Ok(Rule {

@@ -104,6 +104,12 @@ pub trait Apply {
         p: Parsed,
         line: usize,
     ) -> Result<(), Error>;
+    /// The rule a line `-A chain text` of table `kind` parses to, when the
+    /// implementation knows it without parsing (a rule it read whose
+    /// canonical text is exactly `text`); the line is then not parsed.
+    fn known_rule(&mut self, _kind: TableKind, _chain: &str, _text: &str) -> Option<Rule> {
+        None
+    }
 }
 
 /// Restore into the model only.
@@ -492,6 +498,14 @@ impl<'r> Restorer<'r> {
             }
             body = &line[close + 1..];
         }
+        if let Some(p) = self.known_append(kind, body, counters) {
+            self.stats.rules += 1;
+            let t = table_in(self.rs, &mut self.work, self.o.family, kind);
+            return self
+                .ap
+                .apply(kind, t, p, lineno)
+                .map_err(|e| err(lineno, e));
+        }
         let owned;
         let quoted: Vec<&str>;
         let words: &[&str] = if body.as_bytes().contains(&b'"') {
@@ -530,6 +544,33 @@ impl<'r> Restorer<'r> {
         self.ap
             .apply(kind, t, parsed, lineno)
             .map_err(|e| err(lineno, e))
+    }
+}
+
+impl Restorer<'_> {
+    /// `body` as an append the `Apply` knows by its text (see
+    /// [`Apply::known_rule`]): exactly `-A CHAIN TEXT`, single spaces, no
+    /// quoting in the command and chain words (any other spelling parses).
+    fn known_append(
+        &mut self,
+        kind: TableKind,
+        body: &str,
+        counters: Option<Counters>,
+    ) -> Option<Parsed> {
+        let rest = body.trim_start().strip_prefix("-A ")?;
+        let (chain, text) = rest.split_once(' ')?;
+        if chain.is_empty() || chain.starts_with(['-', '"']) {
+            return None;
+        }
+        let rule = self.ap.known_rule(kind, chain, text)?;
+        Some(Parsed {
+            command: Command::Append(chain.to_string()),
+            table: kind,
+            rules: vec![rule],
+            counters,
+            flags: Default::default(),
+            warnings: Vec::new(),
+        })
     }
 }
 

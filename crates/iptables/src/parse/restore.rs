@@ -35,20 +35,26 @@ pub fn words(line: &str) -> Result<Vec<Cow<'_, str>>> {
     let mut run = 0;
     let mut i = 0;
     let too_long = || Err(Error::param("Parameter too long!"));
+    // Bytes of an escaped character at the start of `run..`: not counted
+    // against the word's limit until a plain character follows.
+    let mut exempt = 0;
     while i < b.len() {
-        let c = b[i];
-        let special = if quote_open {
-            c == b'\\' || c == b'"'
-        } else {
-            matches!(c, b'"' | b' ' | b'\t' | b'\n')
-        };
-        if !special {
-            if cur.len() + (i + 1 - run) >= MAX_PARAM {
-                return too_long();
-            }
+        // Skip the plain bytes (a table lookup each), then check the limit
+        // once for the stretch: the word only grows, so it reaches the
+        // limit within the stretch exactly when it does at its end.
+        let table = if quote_open { &QUOTED } else { &PLAIN };
+        let from = i;
+        while i < b.len() && !table[usize::from(b[i])] {
             i += 1;
-            continue;
         }
+        if i - run > exempt && cur.len() + (i - run) >= MAX_PARAM && i > from {
+            return too_long();
+        }
+        exempt = 0;
+        if i == b.len() {
+            break;
+        }
+        let c = b[i];
         cur.add(line, run, i);
         match c {
             b'\\' => {
@@ -59,6 +65,7 @@ pub fn words(line: &str) -> Result<Vec<Cow<'_, str>>> {
                 let next = line[i + 1..].chars().next().map_or(0, char::len_utf8);
                 run = i + 1;
                 i += 1 + next;
+                exempt = next;
                 continue;
             }
             b'"' if !quote_open => {
@@ -98,6 +105,20 @@ fn push_word<'l>(words: &mut Vec<Cow<'l, str>>, w: Cow<'l, str>) -> Result<()> {
     }
     words.push(w);
     Ok(())
+}
+
+/// Bytes that end a stretch of plain text outside quotes, and inside.
+const PLAIN: [bool; 256] = special(b"\" \t\n");
+const QUOTED: [bool; 256] = special(b"\\\"");
+
+const fn special(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut k = 0;
+    while k < bytes.len() {
+        t[bytes[k] as usize] = true;
+        k += 1;
+    }
+    t
 }
 
 /// A word being gathered: one piece of the line (borrowed when the word
@@ -277,6 +298,9 @@ mod tests {
             check(&format!("\"{}\"", "a".repeat(n)));
             check(&format!("\"{}\\é\"", "a".repeat(n - 3)));
             check(&format!("{}é", "a".repeat(n - 2)));
+            check(&format!("\"{}\\x\"", "a".repeat(n - 1)));
+            check(&format!("\"{}\\xb\"", "a".repeat(n - 1)));
+            check(&format!("\"{}\\é\\x\" c", "a".repeat(n - 3)));
         }
     }
 

@@ -154,6 +154,9 @@ impl Session {
                 self.snapshot_restored(&st, job);
             }
         }
+        if self.settings.one_shot {
+            std::mem::forget(st);
+        }
         d
     }
 
@@ -431,6 +434,7 @@ impl Source for Scoped {
         let with_rules = Scope::Part {
             names: vec![ch.clone()],
             rules_of: vec![ch.clone()],
+            targets: Vec::new(),
         };
         let snap = match read::read_scoped(sock, self.family, p.table, &with_rules) {
             Ok(s) => s,

@@ -25,7 +25,7 @@ pub(crate) mod runs;
 mod view;
 
 pub use pending::{Created, Mark, Pending};
-pub use view::{KernelView, Loc, RunLoc};
+pub use view::{ChainTexts, KernelView, Loc, RunLoc};
 
 use compile::runs::RunOpts;
 use iptables::exec::{execute_owned, Apply};
@@ -167,5 +167,9 @@ impl Apply for Planner<'_> {
     ) -> Result<(), Error> {
         self.p.set_tag(line as nft::Tag);
         self.restore_command(kind, t, p)
+    }
+
+    fn known_rule(&mut self, kind: TableKind, chain: &str, text: &str) -> Option<Rule> {
+        self.old_rule_by_text(kind, chain, text)
     }
 }

@@ -32,6 +32,13 @@
 //! Cost: O(old + new) when the rewrite is equal up to a few edits (common
 //! prefix and suffix, then an O((N+M)·D) diff, see `super::diff`), plus
 //! one message per rule added, deleted or reset.
+//!
+//! Lines are not parsed when they repeat what the kernel holds: the read
+//! keeps each rule's canonical text (`KernelView::texts`), and a line
+//! `-A CHAIN TEXT` of a deferred chain whose TEXT is exactly an old rule's
+//! is that old rule ([`Planner::old_rule_by_text`], through
+//! `iptables::exec::Apply::known_rule`). A command that can change bodies
+//! in place (a rename retargets jumps under the same ids) drops the texts.
 
 use super::diff;
 use super::{Loc, Planner};
@@ -53,6 +60,9 @@ pub(crate) struct Deferred {
     tag: Tag,
     /// Input line of each rule added since the flush.
     lines: HashMap<RuleId, Tag>,
+    /// Index in `old` of each old rule, built on first use (see
+    /// [`Planner::old_rule_by_text`]).
+    by_id: Option<HashMap<RuleId, usize>>,
 }
 
 /// The deferred chains of one batch, in the order they were flushed.
@@ -83,6 +93,20 @@ impl Planner<'_> {
         if self.p.is_fresh(self.family, kind) {
             return self.run(kind, t, p, &mut String::new());
         }
+        if !matches!(
+            p.command,
+            Command::Append(_)
+                | Command::Flush(_)
+                | Command::NewChain(_)
+                | Command::Policy(..)
+                | Command::Check(_)
+                | Command::List { .. }
+                | Command::ListRules { .. }
+        ) {
+            // A rename rewrites jump bodies in place (same ids): the texts
+            // read no longer name them safely; nor after any other edit.
+            self.view.texts.remove(&kind);
+        }
         let key = |c: &str| (self.family, kind, c.to_string());
         match &p.command {
             Command::Flush(Some(c)) if self.p.rewrites.chains.contains_key(&key(c)) => {
@@ -106,6 +130,7 @@ impl Planner<'_> {
                     old,
                     tag: self.p.tag,
                     lines: HashMap::new(),
+                    by_id: None,
                 };
                 self.p.rewrites.order.push(k.clone());
                 self.p.rewrites.chains.insert(k, d);
@@ -141,6 +166,7 @@ impl Planner<'_> {
                         old: Vec::new(),
                         tag: self.p.tag,
                         lines: HashMap::new(),
+                        by_id: None,
                     };
                     self.p.rewrites.order.push(k.clone());
                     self.p.rewrites.chains.insert(k, d);
@@ -156,6 +182,29 @@ impl Planner<'_> {
             _ => self.settle_rewrites(kind, t)?,
         }
         self.run(kind, t, p, &mut String::new())
+    }
+
+    /// The body of the rule that chain `chain` of table `kind` held before
+    /// its deferred flush and whose canonical text is `text` — what the
+    /// restore line `-A chain text` parses to, without parsing it (a
+    /// kube-proxy sync rewrites thousands of unchanged rules). `None` when
+    /// the chain is not being rewritten or held no such rule. O(1) after an
+    /// O(old) index on the chain's first lookup.
+    pub(crate) fn old_rule_by_text(
+        &mut self,
+        kind: TableKind,
+        chain: &str,
+        text: &str,
+    ) -> Option<Rule> {
+        let id = self.view.rule_by_text(kind, chain, text)?;
+        let key = (self.family, kind, chain.to_string());
+        let d = self.p.rewrites.chains.get_mut(&key)?;
+        let old = &d.old;
+        let at = d
+            .by_id
+            .get_or_insert_with(|| old.iter().enumerate().map(|(i, r)| (r.0, i)).collect())
+            .get(&id)?;
+        Some(d.old[*at].1.clone())
     }
 
     /// Whether the flush of `chain` may be deferred: the model holds all

@@ -62,7 +62,14 @@ pub struct KernelView {
     /// kernel does (read, and no foreign rule among them); see
     /// [`KernelView::knows_rules`].
     pub(crate) known: HashMap<TableKind, Known>,
+    /// Rules read by (table, chain, canonical text) (a partial read's
+    /// [`crate::read::Snapshot::texts`]): a restore line of that text in a
+    /// rewritten chain is the old rule, unparsed.
+    pub(crate) texts: HashMap<TableKind, ChainTexts>,
 }
+
+/// Rules by chain, then canonical text (see [`crate::read::Snapshot::texts`]).
+pub type ChainTexts = HashMap<String, HashMap<String, RuleId>>;
 
 /// Which chains of one table a read saw whole.
 #[derive(Debug, Default)]
@@ -90,7 +97,21 @@ impl KernelView {
         self.overflow.retain(|(k, _), _| *k != kind);
         self.unread_run_sets.retain(|(k, _), _| *k != kind);
         self.known.remove(&kind);
+        self.texts.remove(&kind);
         self.forget_runs(kind);
+    }
+
+    /// Take a read's rule texts (see [`KernelView::texts`]).
+    pub fn install_texts(&mut self, kind: TableKind, texts: ChainTexts) {
+        if !texts.is_empty() {
+            self.texts.insert(kind, texts);
+        }
+    }
+
+    /// The rule read in `chain` of table `kind` whose canonical text is
+    /// `text`, if any (O(1)).
+    pub(crate) fn rule_by_text(&self, kind: TableKind, chain: &str, text: &str) -> Option<RuleId> {
+        self.texts.get(&kind)?.get(chain)?.get(text).copied()
     }
 
     /// Whether the model's rules of `chain` are all of the kernel chain's
