@@ -6,6 +6,7 @@
 
 use super::mirror::{word, KernelMirror, Trail};
 use super::read::{self, install, install_members};
+use super::refs;
 use super::{Job, Sets};
 use crate::error::Error;
 use crate::plan::Pending;
@@ -41,6 +42,8 @@ enum Depth {
 struct Needs {
     named: Vec<(String, Depth)>,
     all: Option<Depth>,
+    /// Whether the listing prints headers (`References:`: see [`refs`]).
+    refs: bool,
 }
 
 impl Needs {
@@ -105,6 +108,7 @@ fn needs_of(job: &Job) -> Needs {
     }
     if cmd != Cmd::Restore {
         n.verb(cmd, &names);
+        n.refs = cmd == Cmd::List;
         return n;
     }
     // A restore: every set its lines name, whole (its adds may meet
@@ -175,6 +179,13 @@ pub fn prepare(sock: &mut Socket, sets: &mut Sets, job: &Job, now: u64) -> Resul
             Depth::Full => full(sock, sets, name, now)?,
             Depth::Probe => probe(sock, sets, name, job, now)?,
         }
+    }
+    if needs.refs {
+        let names: Vec<String> = match needs.all {
+            Some(_) => sets.places.keys().cloned().collect(),
+            None => needs.named.iter().map(|(n, _)| n.clone()).collect(),
+        };
+        refs::count(sock, sets, &names)?;
     }
     if !sets.table && needs.all.is_none() {
         // Creating a set needs to know whether the table is there.
