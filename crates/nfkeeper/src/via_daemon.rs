@@ -125,6 +125,13 @@ pub fn collect(
         Reply::Stderr(b) => err.extend_from_slice(b),
         _ => {}
     });
+    // A daemon older than this client refuses the request type before
+    // doing anything: in auto mode, run directly instead.
+    if let Err(ClientError::Refused { message, .. }) = &r {
+        if s.mode == Mode::Auto && message.contains("unknown request type") {
+            return None;
+        }
+    }
     let failed = r.is_err();
     let code = finish(r, prog, s.mode)?;
     Some(if failed {

@@ -133,7 +133,11 @@ fn comparable(o: &Output) -> (i32, String, String) {
         }
         t
     };
-    (o.status.code().unwrap_or(-1), mask(&o.stdout), mask(&o.stderr))
+    (
+        o.status.code().unwrap_or(-1),
+        mask(&o.stdout),
+        mask(&o.stderr),
+    )
 }
 
 /// (command line, restore input): each run in direct mode in one
@@ -256,4 +260,48 @@ fn concurrent_adds_through_the_daemon_all_land() {
         String::from_utf8_lossy(&o.stderr),
         "ipset v7.21: Element cannot be added to the set: it's already added\n"
     );
+}
+
+/// A daemon older than the client refuses the ipset request type: in auto
+/// mode the command runs directly instead (same output as direct mode);
+/// forced daemon mode reports the refusal.
+#[test]
+fn an_older_daemon_means_direct_mode_in_auto_mode() {
+    use std::os::unix::net::UnixListener;
+    let Some(ns) = Ns::new("old") else { return };
+    let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
+    let _ = std::fs::remove_file(&sock);
+    let l = UnixListener::bind(&sock).expect("bind");
+    // Answers every connection as a daemon without the request would.
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            let _ = proto::read_frame(&mut s, 1 << 20, &mut Vec::new());
+            let mut out = Vec::new();
+            proto::encode_reply(
+                &proto::Reply::Error {
+                    code: 2,
+                    message: "bad request: malformed message: unknown request type 0x06".into(),
+                },
+                &mut out,
+            );
+            let _ = s.write_all(&out);
+        }
+    });
+    let args = ["ipset", "create", "x", "hash:ip"];
+    let auto = ns.run("auto", &sock, &args, "");
+    assert!(
+        auto.status.success(),
+        "{}",
+        String::from_utf8_lossy(&auto.stderr)
+    );
+    let listed = ns.run("direct", &sock, &["ipset", "list", "-name"], "");
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "x\n");
+    let forced = ns.run("daemon", &sock, &["ipset", "list", "-name"], "");
+    assert_eq!(forced.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&forced.stderr),
+        "ipset: bad request: malformed message: unknown request type 0x06\n"
+    );
+    let _ = std::fs::remove_file(&sock);
 }
