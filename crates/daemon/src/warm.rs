@@ -86,7 +86,10 @@ impl Source for Warm<'_> {
         let now = keeper::ipset::now();
         for w in writes {
             if let keeper::txn::Work::Ipset(job) = &w.work {
-                keeper::ipset::txn::prepare(sock, &mut st.ipset, job, now)
+                // `sync` brought every rule table of the model to the
+                // kernel's generation: references are counted there.
+                let rules = keeper::ipset::refs::Rules::Model(&st.model);
+                keeper::ipset::txn::prepare(sock, &mut st.ipset, job, now, &rules)
                     .map_err(Error::from_nft)?;
             }
         }

@@ -1,6 +1,7 @@
 //! `nfkeeper ipset` through `nfkeeper serve`: every command's output and
 //! exit status equal direct mode's (each mode in its own namespace, same
-//! commands), concurrent `ipset add` processes (fail2ban's shape) all
+//! commands; `References:` of sets rules use, counted in the daemon's
+//! model, against direct mode's count from the kernel), concurrent `ipset add` processes (fail2ban's shape) all
 //! land, and a set the daemon changed is what direct mode reads. Needs
 //! root and `nsenter` (skips otherwise).
 
@@ -159,6 +160,17 @@ const STEPS: &[(&str, &str)] = &[
     ("ipset del s 10.0.0.9", ""),
     ("ipset -q del s 10.0.0.9", ""),
     ("ipset del s 10.0.0.3", ""),
+    ("iptables -A INPUT -m set --match-set s src -j DROP", ""),
+    (
+        "iptables -t mangle -A PREROUTING -m set --match-set s dst -j ACCEPT",
+        "",
+    ),
+    ("ipset list -t s", ""),
+    ("ipset destroy s", ""),
+    ("iptables -F", ""),
+    ("ipset list -t s", ""),
+    ("iptables -t mangle -F", ""),
+    ("ipset list -t", ""),
     ("ipset add nosuch 10.0.0.1", ""),
     ("ipset add s not-an-address", ""),
     ("ipset frobnicate", ""),

@@ -133,8 +133,15 @@ fn needs_of(job: &Job) -> Needs {
     n
 }
 
-/// Read into `sets` what `job` needs, at the clock time `now`.
-pub fn prepare(sock: &mut Socket, sets: &mut Sets, job: &Job, now: u64) -> Result<(), nft::Error> {
+/// Read into `sets` what `job` needs, at the clock time `now`; a listing's
+/// references are counted in `rules`.
+pub fn prepare(
+    sock: &mut Socket,
+    sets: &mut Sets,
+    job: &Job,
+    now: u64,
+    rules: &refs::Rules,
+) -> Result<(), nft::Error> {
     let needs = needs_of(job);
     let mut tables: Option<Vec<(Family, TableKind)>> = None;
     let mut load = |sock: &mut Socket,
@@ -185,7 +192,7 @@ pub fn prepare(sock: &mut Socket, sets: &mut Sets, job: &Job, now: u64) -> Resul
             Some(_) => sets.places.keys().cloned().collect(),
             None => needs.named.iter().map(|(n, _)| n.clone()).collect(),
         };
-        refs::count(sock, sets, &names)?;
+        refs::count(sock, sets, &names, rules)?;
     }
     if !sets.table && needs.all.is_none() {
         // Creating a set needs to know whether the table is there.
