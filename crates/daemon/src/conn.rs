@@ -438,6 +438,30 @@ fn handle(sh: &Shared, s: &mut UnixStream, who: &str, req: Request) -> io::Resul
         }
         Request::Status => FrameWriter::new(s).end_with_stdout(&sh.status()),
         Request::Ops { family: f, ops } => typed_ops(sh, s, who, family(f), &ops),
+        Request::Ipset { args, input } => {
+            let what = args.join(" ");
+            let job = keeper::ipset::Job {
+                args,
+                input: input.map(|b| String::from_utf8_lossy(&b).into_owned()),
+            };
+            // Every ipset command goes through the writer, reads too: the
+            // sets are not kept warm (see `warm::Warm::prepare`), so a
+            // listing reads the kernel like a write does, in turn with
+            // them.
+            let o = match submit(sh, who, Family::Ipv4, "ipset", what, Work::Ipset(job)) {
+                Done::Ipset(o) => o,
+                other => keeper::ipset::txn::failure(
+                    &match other {
+                        Done::Sync(Err(e)) => e,
+                        _ => keeper::Error::Busy,
+                    },
+                    false,
+                ),
+            };
+            let mut out = FrameWriter::new(s);
+            let _ = out.write_all(o.stdout.as_bytes());
+            out.end(o.stderr.as_bytes(), o.code)
+        }
     }
 }
 

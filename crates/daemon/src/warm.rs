@@ -77,16 +77,23 @@ impl Source for Warm<'_> {
         attempt: u32,
     ) -> Result<u32, Error> {
         sync(self.sh, st, sock, attempt > 0)?;
-        // ipsets are not kept warm: the sets rules name are read per
-        // attempt, as direct mode does.
-        if !writes
-            .iter()
-            .any(|w| matches!(w.work, keeper::txn::Work::Ipset(_)))
-        {
-            st.ipset = keeper::ipset::Sets::default();
-            keeper::ipset::rules::prepare(sock, st, writes, keeper::ipset::now())
-                .map_err(Error::from_nft)?;
+        // ipsets are not kept warm: what each write needs of them (the
+        // sets an ipset command names, the sets rules name) is read per
+        // attempt, as direct mode does. Packet-path updates (`-j SET`)
+        // and expiring members change sets without a netlink event, so a
+        // member kept in memory could not be trusted.
+        st.ipset = keeper::ipset::Sets::default();
+        let now = keeper::ipset::now();
+        for w in writes {
+            if let keeper::txn::Work::Ipset(job) = &w.work {
+                // `sync` brought every rule table of the model to the
+                // kernel's generation: references are counted there.
+                let rules = keeper::ipset::refs::Rules::Model(&st.model);
+                keeper::ipset::txn::prepare(sock, &mut st.ipset, job, now, &rules)
+                    .map_err(Error::from_nft)?;
+            }
         }
+        keeper::ipset::rules::prepare(sock, st, writes, now).map_err(Error::from_nft)?;
         Ok(st.genid)
     }
 

@@ -164,9 +164,10 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
     for ((w, d), (who, what, reply, queued)) in writes.iter().zip(done).zip(metas) {
         let code = exit_code(&d);
         if !matches!(w.work, Work::Sync) {
-            m.ops(op_kind(&w.work), code == 0);
+            let ok = succeeded(&w.work, code);
+            m.ops(op_kind(&w.work), ok);
             // --quiet drops the per-write line, never a failed write's.
-            if !sh.cfg.quiet || code != 0 {
+            if !sh.cfg.quiet || !ok {
                 crate::log::line(&format!(
                     "event=write {who} family={} what={what:?} exit={code} queued_us={} us={}",
                     fam_name(w.family),
@@ -177,6 +178,22 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
         }
         // The client may have gone; its write stands.
         let _ = reply.send(d);
+    }
+}
+
+/// Whether `work` that exited with `code` did what it was asked: `ipset
+/// test`'s 1 is its answer "not a member", not a failure (fail2ban asks
+/// it all the time).
+fn succeeded(work: &Work, code: i32) -> bool {
+    match work {
+        Work::Ipset(job) if code == 1 => {
+            let words: Vec<&str> = job.args.iter().map(String::as_str).collect();
+            matches!(
+                ipset::parse::verb(&words),
+                Some((ipset::parse::Cmd::Test, _))
+            )
+        }
+        _ => code == 0,
     }
 }
 
@@ -197,5 +214,34 @@ fn op_kind(w: &Work) -> &'static str {
         Work::Restore(_) => "restore",
         Work::Sync => "sync",
         Work::Ipset(_) => "ipset",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ipset_test_that_answers_no_succeeded() {
+        let ipset = |line: &str| {
+            Work::Ipset(keeper::ipset::Job {
+                args: line.split_whitespace().map(str::to_string).collect(),
+                input: None,
+            })
+        };
+        // (work, exit code, succeeded)
+        let cases = [
+            (ipset("test s 10.0.0.1"), 1, true),
+            (ipset("-T s 10.0.0.1"), 1, true),
+            (ipset("-q test s 10.0.0.1"), 1, true),
+            (ipset("test s 10.0.0.1"), 0, true),
+            (ipset("test s 10.0.0.1"), 2, false),
+            (ipset("add s 10.0.0.1"), 1, false),
+            (ipset("add s 10.0.0.1"), 0, true),
+            (Work::Sync, 1, false),
+        ];
+        for (i, (w, code, want)) in cases.into_iter().enumerate() {
+            assert_eq!(succeeded(&w, code), want, "case {i}: exit {code}");
+        }
     }
 }

@@ -119,3 +119,71 @@ fn big_sort_vectors() {
     b.sort();
     assert_eq!(a, b);
 }
+
+/// The model on its virtual clock, with `test` steps stalled: real time
+/// passes (`stall` ms, as on a loaded machine) and the model's clock moves
+/// with it.
+struct Stalled {
+    model: shell::Model,
+    stall: u64,
+}
+
+impl shell::Backend for Stalled {
+    fn ipset(&mut self, args: &[String], input: Option<String>) -> ipset::exec::Output {
+        if args.first().is_some_and(|a| a == "test") {
+            std::thread::sleep(std::time::Duration::from_millis(self.stall));
+            self.model.now += self.stall;
+        }
+        self.model.ipset(args, input)
+    }
+
+    fn sleep(&mut self, ms: u64) {
+        self.model.sleep(ms);
+    }
+
+    fn reset(&mut self) {
+        self.model.reset();
+    }
+}
+
+/// The runner tells a miss that came while a run was behind the vector's
+/// timing (a stalled step) from one that came on time: a member with a
+/// 1 s timeout tested after a 1.1 s stall is a late miss; a wrong
+/// expectation is a miss on time.
+#[test]
+fn late_misses_are_told_apart() {
+    let dir = std::env::temp_dir().join(format!("nfk-late-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let vector = "0 ipset create t hash:ip timeout 1\n0 ipset add t 1.2.3.4\n0 sleep 0\n\
+                  # present\n0 ipset test t 1.2.3.4\n# absent\n1 ipset test t 5.6.7.8\n";
+    let wrong = vector.replace("1 ipset test t 5.6.7.8", "0 ipset test t 5.6.7.8");
+    // (vector, stall ms, misses, late misses)
+    let cases: [(&str, u64, usize, usize); 3] =
+        [(vector, 0, 0, 0), (vector, 1100, 1, 1), (&wrong, 0, 1, 0)];
+    for (i, (text, stall, misses, late)) in cases.into_iter().enumerate() {
+        let file = format!("case{i}.t");
+        std::fs::write(dir.join(&file), text).unwrap();
+        let mut t = runner::Tally::default();
+        let backend = Stalled {
+            model: shell::Model::default(),
+            stall,
+        };
+        let mut skips = Default::default();
+        runner::run_file(
+            &dir,
+            &file,
+            Box::new(backend),
+            &|_| None,
+            &mut t,
+            &mut skips,
+            false,
+        );
+        assert_eq!(
+            (t.misses.len(), t.late),
+            (misses, late),
+            "case {i} (stall {stall} ms): {:?}",
+            t.misses
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,6 +8,14 @@
 //! were meant to succeed; everything else must pass. Needs root (skips
 //! otherwise); files run four at a time, as their steps mostly sleep.
 //!
+//! Time: the vectors leave a second between a timeout and the step that
+//! tests it, so a loaded machine that stalls a step for that long sees an
+//! element expire that the vector expects present (`check readded
+//! element`: `add … timeout 1`, `add … timeout 3 -exist`, `sleep 2s`,
+//! `test`). The runner measures how far each run fell behind the
+//! vector's timing; a file whose every miss came while it was behind runs
+//! again in a fresh namespace (see [`ATTEMPTS`]).
+//!
 //! `CONFORMANCE_FILE="hash:ip.t"` runs only some files;
 //! `CONFORMANCE_VERBOSE=1` prints every failing step with its output.
 
@@ -69,17 +77,43 @@ fn unsupported(o: &ipset::exec::Output) -> Option<String> {
         .map(|(_, w)| format!("refused: {w} (docs/ipset.md)"))
 }
 
-/// Files left out of the kernel run, and why (known defects of the
-/// backend, issue 19).
-const KERNEL_FILE_SKIPS: &[(&str, &str)] = &[
-    (
-        "portmap.t",
-        "open defect, timing-dependent: line 90, a member re-added with a longer timeout (add -exist) sometimes tests absent 2 s later",
-    ),
-];
-
 /// One file's results: its set type, tally and skips by reason.
 type FileResult = (String, Tally, BTreeMap<String, usize>);
+
+/// Runs of a file whose every miss came while the run was behind the
+/// vector's timing (`runner::LATE_MS`): a loaded machine, not the backend;
+/// the last run counts, so a file that never keeps to its timing still
+/// fails.
+const ATTEMPTS: usize = 3;
+
+fn rerun(t: &Tally) -> bool {
+    !t.misses.is_empty() && t.late == t.misses.len()
+}
+
+/// Vector file `f` in a fresh network namespace (`None` without one).
+fn run_in_netns(
+    dir: &std::path::Path,
+    f: &str,
+    verbose: bool,
+) -> Option<(Tally, BTreeMap<String, usize>)> {
+    let (dir, f) = (dir.to_path_buf(), f.to_string());
+    testkit::in_netns(move || {
+        let session = keeper::Session::open(ruleset::Family::Ipv4, Default::default())
+            .expect("netlink socket");
+        let mut t = Tally::default();
+        let mut skips = BTreeMap::new();
+        runner::run_file(
+            &dir,
+            &f,
+            Box::new(Kernel { session }),
+            &unsupported,
+            &mut t,
+            &mut skips,
+            verbose,
+        );
+        (t, skips)
+    })
+}
 
 #[test]
 fn ipset_vectors_on_the_kernel() {
@@ -92,15 +126,7 @@ fn ipset_vectors_on_the_kernel() {
         return;
     }
     let verbose = std::env::var_os("CONFORMANCE_VERBOSE").is_some();
-    let mut todo = runner::files(&dir);
-    todo.retain(|(f, _)| match KERNEL_FILE_SKIPS.iter().find(|s| s.0 == f) {
-        Some((_, why)) => {
-            eprintln!("skip file {f} on the kernel: {why}");
-            false
-        }
-        None => true,
-    });
-    let files = Arc::new(Mutex::new(todo));
+    let files = Arc::new(Mutex::new(runner::files(&dir)));
     let results: Arc<Mutex<Vec<FileResult>>> = Arc::new(Mutex::new(Vec::new()));
     let workers: Vec<_> = (0..4)
         .map(|_| {
@@ -109,27 +135,23 @@ fn ipset_vectors_on_the_kernel() {
                 let Some((f, ty)) = files.lock().unwrap().pop() else {
                     return;
                 };
-                let (dir, name) = (dir.clone(), f.clone());
                 let start = std::time::Instant::now();
-                let r = testkit::in_netns(move || {
-                    let session = keeper::Session::open(ruleset::Family::Ipv4, Default::default())
-                        .expect("netlink socket");
-                    let mut t = Tally::default();
-                    let mut skips = BTreeMap::new();
-                    runner::run_file(
-                        &dir,
-                        &f,
-                        Box::new(Kernel { session }),
-                        &unsupported,
-                        &mut t,
-                        &mut skips,
-                        verbose,
-                    );
-                    (t, skips)
-                });
+                let mut attempt = 1;
+                let r = loop {
+                    let r = run_in_netns(&dir, &f, verbose);
+                    match &r {
+                        Some((t, _)) if rerun(t) && attempt < ATTEMPTS => {
+                            eprintln!(
+                                "{f}: every miss of attempt {attempt} came while the run was behind the vector's timing; running it again"
+                            );
+                            attempt += 1;
+                        }
+                        _ => break r,
+                    }
+                };
                 if let Some((t, skips)) = r {
                     eprintln!(
-                        "{name}: {} steps, {} passed, {} skipped, {:.1} s",
+                        "{f}: {} steps, {} passed, {} skipped, {:.1} s",
                         t.run,
                         t.passed,
                         t.skipped,

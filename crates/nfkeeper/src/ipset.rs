@@ -43,6 +43,25 @@ pub fn run(args: &[String], s: &Settings) -> i32 {
         }
         input = Some(String::from_utf8_lossy(&text).into_owned());
     }
+    let req = proto::Request::Ipset {
+        args: args.to_vec(),
+        input: input.as_ref().map(|t| t.as_bytes().to_vec()),
+    };
+    match crate::via_daemon::collect(&req, "ipset", s) {
+        Some(Ok((stdout, stderr, code))) => {
+            return emit(
+                Output {
+                    stdout,
+                    stderr,
+                    code,
+                },
+                cmd,
+                file,
+            )
+        }
+        Some(Err(code)) => return code,
+        None => {}
+    }
     let job = keeper::ipset::Job {
         args: args.to_vec(),
         input,

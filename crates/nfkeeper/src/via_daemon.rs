@@ -1,4 +1,4 @@
-//! The daemon path of the iptables personalities: when `nfkeeper serve`
+//! The daemon path of the iptables and ipset personalities: when `nfkeeper serve`
 //! answers on the socket of this network namespace, requests go there
 //! (warm model, group commit) and its output is printed exactly as direct
 //! mode prints it; otherwise direct mode runs.
@@ -38,10 +38,10 @@ impl Mode {
     }
 }
 
-/// Run `req` through the daemon. `Some(exit code)` when the daemon (or the
-/// attempt to reach it in forced daemon mode) decided; `None`: use direct
-/// mode.
-pub fn run(req: &Request, prog: &str, s: &Settings, out: &mut dyn Write) -> Option<i32> {
+/// A connection to the daemon as the mode asks: `None` to use direct
+/// mode, `Some(Err(code))` when forced daemon mode found none (after the
+/// message), else the connection.
+fn connect(prog: &str, s: &Settings) -> Option<Result<Client, i32>> {
     let m = s.mode;
     if m == Mode::Direct || s.offline.is_some() {
         return None;
@@ -50,20 +50,32 @@ pub fn run(req: &Request, prog: &str, s: &Settings, out: &mut dyn Write) -> Opti
     if m == Mode::Auto && !path.exists() {
         return None;
     }
-    let mut c = match Client::connect(path) {
-        Ok(c) => c,
-        Err(_) if m == Mode::Auto => return None,
+    match Client::connect(path) {
+        Ok(mut c) => {
+            // A single command's reply comes within a commit or two: poll
+            // for it rather than sleep (see Client::spin_for_reply).
+            c.spin_for_reply(SPIN);
+            Some(Ok(c))
+        }
+        Err(_) if m == Mode::Auto => None,
         Err(e) => {
             eprintln!(
                 "{prog}: no nfkeeper daemon answers at {}: {e}",
                 path.display()
             );
-            return Some(1);
+            Some(Err(1))
         }
+    }
+}
+
+/// Run `req` through the daemon. `Some(exit code)` when the daemon (or the
+/// attempt to reach it in forced daemon mode) decided; `None`: use direct
+/// mode.
+pub fn run(req: &Request, prog: &str, s: &Settings, out: &mut dyn Write) -> Option<i32> {
+    let mut c = match connect(prog, s)? {
+        Ok(c) => c,
+        Err(code) => return Some(code),
     };
-    // A single command's reply comes within a commit or two: poll for it
-    // rather than sleep (see Client::spin_for_reply).
-    c.spin_for_reply(SPIN);
     let r = c.call(req, &mut |rep| match rep {
         Reply::Stdout(b) => {
             let _ = out.write_all(b);
@@ -75,6 +87,12 @@ pub fn run(req: &Request, prog: &str, s: &Settings, out: &mut dyn Write) -> Opti
         _ => {}
     });
     let _ = out.flush();
+    finish(r, prog, s.mode)
+}
+
+/// The exit code of a call's result (a failure worded on stderr); `None`
+/// when nothing was sent in auto mode (use direct mode).
+fn finish(r: Result<(i32, Vec<proto::OpResult>), ClientError>, prog: &str, m: Mode) -> Option<i32> {
     Some(match r {
         Ok((code, _)) => code,
         Err(ClientError::Refused { code, message }) => {
@@ -87,6 +105,43 @@ pub fn run(req: &Request, prog: &str, s: &Settings, out: &mut dyn Write) -> Opti
             eprintln!("{prog}: {e}");
             1
         }
+    })
+}
+
+/// Run `req` through the daemon and collect what it printed: `None`: use
+/// direct mode; `Err(code)`: the exchange failed (worded on stderr).
+pub fn collect(
+    req: &Request,
+    prog: &str,
+    s: &Settings,
+) -> Option<Result<(String, String, i32), i32>> {
+    let mut c = match connect(prog, s)? {
+        Ok(c) => c,
+        Err(code) => return Some(Err(code)),
+    };
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let r = c.call(req, &mut |rep| match rep {
+        Reply::Stdout(b) => out.extend_from_slice(b),
+        Reply::Stderr(b) => err.extend_from_slice(b),
+        _ => {}
+    });
+    // A daemon older than this client refuses the request type before
+    // doing anything: in auto mode, run directly instead.
+    if let Err(ClientError::Refused { message, .. }) = &r {
+        if s.mode == Mode::Auto && message.contains("unknown request type") {
+            return None;
+        }
+    }
+    let failed = r.is_err();
+    let code = finish(r, prog, s.mode)?;
+    Some(if failed {
+        Err(code)
+    } else {
+        Ok((
+            String::from_utf8_lossy(&out).into_owned(),
+            String::from_utf8_lossy(&err).into_owned(),
+            code,
+        ))
     })
 }
 

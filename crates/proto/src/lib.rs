@@ -67,6 +67,12 @@ pub enum Request {
     Status,
     /// Typed operations applied as one transaction (all or none).
     Ops { family: Fam, ops: Vec<Op> },
+    /// An ipset command line without argv[0]; `input` is `restore`'s
+    /// input (stdin or `-file`, read by the client).
+    Ipset {
+        args: Vec<String>,
+        input: Option<Vec<u8>>,
+    },
 }
 
 /// The kind of a typed operation (wire values 1..=10 in declaration order).

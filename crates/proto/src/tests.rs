@@ -73,6 +73,18 @@ fn requests() -> Vec<Request> {
             family: Fam::V6,
             ops: vec![],
         },
+        Request::Ipset {
+            args: s(&["add", "x", "10.0.0.1", "timeout", "30"]),
+            input: None,
+        },
+        Request::Ipset {
+            args: s(&["restore", "-exist"]),
+            input: Some(b"create x hash:ip\nadd x 1.2.3.4\n\xff".to_vec()),
+        },
+        Request::Ipset {
+            args: vec![],
+            input: Some(vec![]),
+        },
     ]
 }
 

@@ -13,6 +13,7 @@ const T_RESTORE: u8 = 0x02;
 const T_SAVE: u8 = 0x03;
 const T_STATUS: u8 = 0x04;
 const T_OPS: u8 = 0x05;
+const T_IPSET: u8 = 0x06;
 const T_STDOUT: u8 = 0x81;
 const T_STDERR: u8 = 0x82;
 const T_EXIT: u8 = 0x83;
@@ -140,6 +141,16 @@ pub fn encode_request(r: &Request, out: &mut Vec<u8>) {
                 e.string(&op.chain);
                 e.u32(op.pos);
                 e.strings(&op.rule);
+            }
+        }),
+        Request::Ipset { args, input } => frame(out, T_IPSET, |e| {
+            e.strings(args);
+            match input {
+                None => e.u8(0),
+                Some(b) => {
+                    e.u8(1);
+                    e.bytes(b);
+                }
             }
         }),
     }
@@ -349,6 +360,20 @@ pub fn decode_request(frame_body: &[u8]) -> Result<Request, ProtoError> {
                 ops.push(d.op()?);
             }
             Request::Ops { family, ops }
+        }
+        T_IPSET => {
+            let args = d.strings("args")?;
+            let at = d.at;
+            let input = match d.u8("input")? {
+                0 => None,
+                1 => Some(d.bytes("input")?.to_vec()),
+                v => {
+                    return Err(malformed(format!(
+                        "input at offset {at} has option tag {v}, not 0 or 1"
+                    )))
+                }
+            };
+            Request::Ipset { args, input }
         }
         t => return Err(malformed(format!("unknown request type 0x{t:02x}"))),
     };

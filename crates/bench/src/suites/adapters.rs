@@ -311,10 +311,10 @@ impl Iptables {
         Ok(())
     }
 
-    /// `nfkeeper ipset …` for nfkeeper in direct mode (its ipset commands
-    /// do not go through the daemon yet); no form for the other tools.
+    /// `nfkeeper ipset …` for nfkeeper, direct or through its daemon
+    /// (`--daemon ipset`); no form for the other tools.
     fn set_commands(&self, op: &super::sets::SetOp) -> Option<Vec<Cmd>> {
-        if !self.name.starts_with("nfkeeper") || self.daemon {
+        if !self.name.starts_with("nfkeeper") {
             return None;
         }
         let mut prog = self.bin.clone();

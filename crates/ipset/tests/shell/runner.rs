@@ -5,8 +5,11 @@
 //! model's test (`tests/conformance.rs`) and by the kernel backend's.
 
 use super::{Backend, Shell};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
 
 /// Steps whose expected listing predates ipset 7 (see `cmds`).
 pub static ADAPTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -133,6 +136,70 @@ pub struct Tally {
     pub passed: usize,
     pub skipped: usize,
     pub misses: Vec<String>,
+    /// How many of `misses` came while the run was behind the vector's
+    /// timing (see [`LATE_MS`]): their verdict says nothing about the
+    /// backend, and the file is worth running again.
+    pub late: usize,
+}
+
+/// How far (milliseconds) a run may fall behind the vector's own timing
+/// before a step that depends on time says nothing. The vectors leave at
+/// least a second between a timeout and the sleep that tests it (`timeout
+/// 3`, `sleep 2`; `timeout 4`, `sleep 5`), so a run that spent half of
+/// that on top of the sleeps (a loaded machine: a step that takes 500 ms
+/// instead of a few) can see an element expire that the vector expects
+/// present — ipset's own runner would miss it the same way.
+pub const LATE_MS: u64 = 500;
+
+/// A backend that counts the time its `sleep`s asked for, so the runner
+/// can tell how far real time ran ahead of the vector's.
+struct Paced {
+    inner: Box<dyn Backend>,
+    slept: Rc<Cell<u64>>,
+}
+
+impl Backend for Paced {
+    fn ipset(&mut self, args: &[String], input: Option<String>) -> ipset::exec::Output {
+        self.inner.ipset(args, input)
+    }
+
+    fn sleep(&mut self, ms: u64) {
+        self.slept.set(self.slept.get() + ms);
+        self.inner.sleep(ms);
+    }
+
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+}
+
+/// Real time spent beyond the vector's sleeps since a file started; a
+/// step's timing window is what it accrued since the end of the sleep
+/// before the last one (the vectors set their timeouts after a sleep and
+/// test them after the next).
+struct Lateness {
+    start: Instant,
+    slept: Rc<Cell<u64>>,
+    /// Lateness at the end of the last two sleeps (older first).
+    marks: [u64; 2],
+}
+
+impl Lateness {
+    fn now(&self) -> u64 {
+        (self.start.elapsed().as_millis() as u64).saturating_sub(self.slept.get())
+    }
+
+    /// A step ended; `slept`: whether it was (or ran) a sleep.
+    fn step_done(&mut self, slept: bool) {
+        if slept {
+            self.marks = [self.marks[1], self.now()];
+        }
+    }
+
+    /// Lateness accrued over the current timing window.
+    fn window(&self) -> u64 {
+        self.now().saturating_sub(self.marks[0])
+    }
 }
 
 /// The runner's view of a step line: `read ret cmd` (backslashes removed),
@@ -169,6 +236,16 @@ pub fn run_file(
     verbose: bool,
 ) {
     let text = std::fs::read_to_string(dir.join(file)).expect("read vector file");
+    let slept = Rc::new(Cell::new(0));
+    let backend = Box::new(Paced {
+        inner: backend,
+        slept: slept.clone(),
+    });
+    let mut late = Lateness {
+        start: Instant::now(),
+        slept: slept.clone(),
+        marks: [0, 0],
+    };
     let mut sh = Shell::new(dir.to_path_buf(), backend);
     let mut what = String::new();
     let mut skip_rest: Option<String> = None;
@@ -232,10 +309,12 @@ pub fn run_file(
         let cmd = runner_text(rest);
         sh.stderr.clear();
         sh.last_ipset = None;
+        let slept_before = slept.get();
         let got = match sh.run(&cmd) {
             Ok(c) => c,
             Err(e) => panic!("{file}:{}: cannot parse {cmd:?}: {e}", lineno + 1),
         };
+        late.step_done(slept.get() != slept_before);
         if let Some(why) = sh.last_ipset.as_ref().and_then(unsupported) {
             // What the backend cannot hold: this step, and (if it was to
             // succeed) the rest of the file, whose state depends on it.
@@ -250,12 +329,20 @@ pub fn run_file(
         if got == want {
             t.passed += 1;
         } else {
+            let behind = late.window();
             let mut m = format!(
                 "{file}:{}: {what}: `{}` exit {got}, want {want}",
                 lineno + 1,
                 rest
             );
+            if behind >= LATE_MS {
+                t.late += 1;
+                m.push_str(&format!(
+                    " (the run was {behind} ms behind the vector's timing)"
+                ));
+            }
             if verbose {
+                m.push_str(&format!("\n    behind the vector's timing: {behind} ms"));
                 m.push_str(&format!(
                     "\n    stderr: {}",
                     sh.stderr.trim_end().replace('\n', "\n            ")

@@ -375,7 +375,8 @@ impl Source for Scoped {
         let now = crate::ipset::now();
         for w in writes {
             if let Work::Ipset(job) = &w.work {
-                crate::ipset::txn::prepare(sock, &mut st.ipset, job, now)
+                let kernel = crate::ipset::refs::Rules::Kernel;
+                crate::ipset::txn::prepare(sock, &mut st.ipset, job, now, &kernel)
                     .map_err(Error::from_nft)?;
             }
             for n in self.needs(w) {

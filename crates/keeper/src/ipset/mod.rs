@@ -26,6 +26,7 @@ pub mod elems;
 pub mod meta;
 pub mod mirror;
 pub mod read;
+pub mod refs;
 pub mod rules;
 pub mod txn;
 

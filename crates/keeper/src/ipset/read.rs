@@ -314,3 +314,15 @@ pub fn install_members(
         p.copy_counters.extend(in_copies);
     }
 }
+
+/// The rule tables holding a copy of any of `names` (each once, in order).
+pub fn rule_tables_of(sets: &Sets, names: &[String]) -> Vec<(Family, TableKind)> {
+    let mut out: Vec<(Family, TableKind)> = names
+        .iter()
+        .filter_map(|n| sets.places.get(n))
+        .flat_map(|p| p.copies.iter().map(|c| (c.0, c.1)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

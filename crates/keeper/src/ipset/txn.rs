@@ -6,6 +6,7 @@
 
 use super::mirror::{word, KernelMirror, Trail};
 use super::read::{self, install, install_members};
+use super::refs;
 use super::{Job, Sets};
 use crate::error::Error;
 use crate::plan::Pending;
@@ -41,6 +42,8 @@ enum Depth {
 struct Needs {
     named: Vec<(String, Depth)>,
     all: Option<Depth>,
+    /// Whether the listing prints headers (`References:`: see [`refs`]).
+    refs: bool,
 }
 
 impl Needs {
@@ -105,6 +108,7 @@ fn needs_of(job: &Job) -> Needs {
     }
     if cmd != Cmd::Restore {
         n.verb(cmd, &names);
+        n.refs = cmd == Cmd::List;
         return n;
     }
     // A restore: every set its lines name, whole (its adds may meet
@@ -129,8 +133,15 @@ fn needs_of(job: &Job) -> Needs {
     n
 }
 
-/// Read into `sets` what `job` needs, at the clock time `now`.
-pub fn prepare(sock: &mut Socket, sets: &mut Sets, job: &Job, now: u64) -> Result<(), nft::Error> {
+/// Read into `sets` what `job` needs, at the clock time `now`; a listing's
+/// references are counted in `rules`.
+pub fn prepare(
+    sock: &mut Socket,
+    sets: &mut Sets,
+    job: &Job,
+    now: u64,
+    rules: &refs::Rules,
+) -> Result<(), nft::Error> {
     let needs = needs_of(job);
     let mut tables: Option<Vec<(Family, TableKind)>> = None;
     let mut load = |sock: &mut Socket,
@@ -175,6 +186,13 @@ pub fn prepare(sock: &mut Socket, sets: &mut Sets, job: &Job, now: u64) -> Resul
             Depth::Full => full(sock, sets, name, now)?,
             Depth::Probe => probe(sock, sets, name, job, now)?,
         }
+    }
+    if needs.refs {
+        let names: Vec<String> = match needs.all {
+            Some(_) => sets.places.keys().cloned().collect(),
+            None => needs.named.iter().map(|(n, _)| n.clone()).collect(),
+        };
+        refs::count(sock, sets, &names, rules)?;
     }
     if !sets.table && needs.all.is_none() {
         // Creating a set needs to know whether the table is there.

@@ -1,0 +1,319 @@
+//! `nfkeeper ipset` through `nfkeeper serve`: every command's output and
+//! exit status equal direct mode's (each mode in its own namespace, same
+//! commands; `References:` of sets rules use, counted in the daemon's
+//! model, against direct mode's count from the kernel), concurrent `ipset add` processes (fail2ban's shape) all
+//! land, and a set the daemon changed is what direct mode reads. Needs
+//! root and `nsenter` (skips otherwise).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nfkeeper");
+
+/// A namespace for one test, deleted on drop (also on panic).
+struct Ns(String);
+
+impl Ns {
+    fn new(tag: &str) -> Option<Ns> {
+        if !testkit::is_root() {
+            eprintln!("SKIP: daemon tests need root");
+            return None;
+        }
+        let name = format!("nfk-di-{}-{tag}", std::process::id());
+        let ok = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("SKIP: cannot create a network namespace");
+            return None;
+        }
+        Some(Ns(name))
+    }
+
+    fn cmd(&self, mode: &str, sock: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new("nsenter");
+        c.arg(format!("--net=/run/netns/{}", self.0))
+            .arg(BIN)
+            .args(args)
+            .env_remove("NFKEEPER_OFFLINE_STATE")
+            .env("NFKEEPER_MODE", mode)
+            .env("NFKEEPER_SOCKET", sock)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    fn run(&self, mode: &str, sock: &Path, args: &[&str], stdin: &str) -> Output {
+        let mut child = self.cmd(mode, sock, args).spawn().expect("spawn nfkeeper");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().expect("wait nfkeeper")
+    }
+}
+
+impl Drop for Ns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+/// `nfkeeper serve` in a namespace; killed on drop.
+struct Serve {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl Serve {
+    fn start(ns: &Ns) -> Serve {
+        let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
+        let child = Command::new("nsenter")
+            .arg(format!("--net=/run/netns/{}", ns.0))
+            .arg(BIN)
+            .args(["serve", "--quiet", "--socket"])
+            .arg(&sock)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn nfkeeper serve");
+        let s = Serve { child, sock };
+        let t0 = Instant::now();
+        while std::os::unix::net::UnixStream::connect(&s.sock).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "serve did not start"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        s
+    }
+
+    /// The `commits:` count of the daemon's status.
+    fn commits(&self) -> u64 {
+        let o = Command::new(BIN)
+            .arg("status")
+            .env("NFKEEPER_SOCKET", &self.sock)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("commits:"))
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no commits line in the status:\n{text}"))
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.sock);
+    }
+}
+
+/// Output with what differs by design between two processes taken out:
+/// a hash set's `initval` (random per set, as the kernel draws it).
+fn comparable(o: &Output) -> (i32, String, String) {
+    let mask = |b: &[u8]| -> String {
+        let mut t = String::from_utf8_lossy(b).into_owned();
+        let mut from = 0;
+        while let Some(i) = t[from..].find("initval 0x") {
+            let at = from + i + "initval 0x".len();
+            let end = (at + 8).min(t.len());
+            t.replace_range(at..end, "........");
+            from = end;
+        }
+        t
+    };
+    (
+        o.status.code().unwrap_or(-1),
+        mask(&o.stdout),
+        mask(&o.stderr),
+    )
+}
+
+/// (command line, restore input): each run in direct mode in one
+/// namespace and through the daemon in another.
+const STEPS: &[(&str, &str)] = &[
+    ("ipset create s hash:ip timeout 600 counters comment", ""),
+    ("ipset create s hash:ip", ""),
+    (
+        "ipset -exist create s hash:ip timeout 600 counters comment",
+        "",
+    ),
+    ("ipset add s 10.0.0.1", ""),
+    ("ipset add s 10.0.0.1", ""),
+    ("ipset -exist add s 10.0.0.1 timeout 0 comment x", ""),
+    ("ipset add s 10.0.0.0/30 timeout 0", ""),
+    ("ipset -exist add s 10.0.0.0/30 timeout 0", ""),
+    ("ipset test s 10.0.0.2", ""),
+    ("ipset test s 10.0.0.9", ""),
+    ("ipset del s 10.0.0.9", ""),
+    ("ipset -q del s 10.0.0.9", ""),
+    ("ipset del s 10.0.0.3", ""),
+    ("iptables -A INPUT -m set --match-set s src -j DROP", ""),
+    (
+        "iptables -t mangle -A PREROUTING -m set --match-set s dst -j ACCEPT",
+        "",
+    ),
+    ("ipset list -t s", ""),
+    ("ipset destroy s", ""),
+    ("iptables -F", ""),
+    ("ipset list -t s", ""),
+    ("iptables -t mangle -F", ""),
+    ("ipset list -t", ""),
+    ("ipset add nosuch 10.0.0.1", ""),
+    ("ipset add s not-an-address", ""),
+    ("ipset frobnicate", ""),
+    (
+        "ipset restore",
+        "create n hash:net family inet\nadd n 192.168.0.0/16\nadd n 10.1.0.0/24\n",
+    ),
+    ("ipset restore", "add n 172.16.0.0/12\nadd n bogus\n"),
+    ("ipset -exist restore", "add n 192.168.0.0/16\n"),
+    ("ipset list -name", ""),
+    ("ipset list n", ""),
+    ("ipset save n", ""),
+    ("ipset list -terse", ""),
+    ("ipset rename n m", ""),
+    ("ipset swap s m", ""),
+    ("ipset create t hash:net family inet", ""),
+    ("ipset swap s m", ""),
+    ("ipset flush m", ""),
+    ("ipset list m", ""),
+    ("ipset destroy nosuch", ""),
+    ("ipset destroy", ""),
+    ("ipset list", ""),
+];
+
+#[test]
+fn ipset_through_the_daemon_equals_direct_mode() {
+    let Some(direct) = Ns::new("direct") else {
+        return;
+    };
+    let Some(served) = Ns::new("served") else {
+        return;
+    };
+    let d = Serve::start(&served);
+    let none = Path::new("/nonexistent");
+    for (line, input) in STEPS {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        let want = comparable(&direct.run("direct", none, &args, input));
+        // Forced daemon mode: a daemon that cannot take the request makes
+        // this fail instead of falling back.
+        let got = comparable(&served.run("daemon", &d.sock, &args, input));
+        assert_eq!(got, want, "`{line}`: through the daemon vs direct mode");
+    }
+}
+
+#[test]
+fn concurrent_adds_through_the_daemon_all_land() {
+    const N: usize = 40;
+    let Some(ns) = Ns::new("adds") else { return };
+    let d = Serve::start(&ns);
+    let o = ns.run(
+        "daemon",
+        &d.sock,
+        &["ipset", "create", "ban", "hash:ip"],
+        "",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = d.commits();
+    let children: Vec<(String, Child)> = (0..N)
+        .map(|i| {
+            let ip = format!("10.9.{}.{}", i / 200, i % 200 + 1);
+            let c = ns
+                .cmd("daemon", &d.sock, &["ipset", "add", "ban", &ip])
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("spawn");
+            (ip, c)
+        })
+        .collect();
+    for (ip, c) in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(
+            o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(),
+            "add {ip}: {o:?}"
+        );
+    }
+    let commits = d.commits() - before;
+    eprintln!("{N} concurrent adds: {commits} commits");
+    assert!((1..=N as u64).contains(&commits), "{commits} commits");
+    // Direct mode reads the kernel: every member is there.
+    let o = ns.run(
+        "direct",
+        Path::new("/nonexistent"),
+        &["ipset", "list", "ban"],
+        "",
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("Number of entries: {N}\n")),
+        "{text}"
+    );
+    for i in 0..N {
+        let ip = format!("10.9.{}.{}", i / 200, i % 200 + 1);
+        assert!(text.lines().any(|l| l == ip), "{ip} missing:\n{text}");
+    }
+    // And a second add of one of them is ipset's error, through the daemon.
+    let o = ns.run("daemon", &d.sock, &["ipset", "add", "ban", "10.9.0.1"], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "ipset v7.21: Element cannot be added to the set: it's already added\n"
+    );
+}
+
+/// A daemon older than the client refuses the ipset request type: in auto
+/// mode the command runs directly instead (same output as direct mode);
+/// forced daemon mode reports the refusal.
+#[test]
+fn an_older_daemon_means_direct_mode_in_auto_mode() {
+    use std::os::unix::net::UnixListener;
+    let Some(ns) = Ns::new("old") else { return };
+    let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
+    let _ = std::fs::remove_file(&sock);
+    let l = UnixListener::bind(&sock).expect("bind");
+    // Answers every connection as a daemon without the request would.
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            let _ = proto::read_frame(&mut s, 1 << 20, &mut Vec::new());
+            let mut out = Vec::new();
+            proto::encode_reply(
+                &proto::Reply::Error {
+                    code: 2,
+                    message: "bad request: malformed message: unknown request type 0x06".into(),
+                },
+                &mut out,
+            );
+            let _ = s.write_all(&out);
+        }
+    });
+    let args = ["ipset", "create", "x", "hash:ip"];
+    let auto = ns.run("auto", &sock, &args, "");
+    assert!(
+        auto.status.success(),
+        "{}",
+        String::from_utf8_lossy(&auto.stderr)
+    );
+    let listed = ns.run("direct", &sock, &["ipset", "list", "-name"], "");
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "x\n");
+    let forced = ns.run("daemon", &sock, &["ipset", "list", "-name"], "");
+    assert_eq!(forced.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&forced.stderr),
+        "ipset: bad request: malformed message: unknown request type 0x06\n"
+    );
+    let _ = std::fs::remove_file(&sock);
+}
