@@ -77,6 +77,7 @@ impl Source for Warm<'_> {
         attempt: u32,
     ) -> Result<u32, Error> {
         sync(self.sh, st, sock, attempt > 0)?;
+        refresh_rewritten_counters(sock, st, writes)?;
         // ipsets are not kept warm: what each write needs of them (the
         // sets an ipset command names, the sets rules name) is read per
         // attempt, as direct mode does. Packet-path updates (`-j SET`)
@@ -104,6 +105,36 @@ impl Source for Warm<'_> {
     fn backoff(&mut self, attempt: u32) -> bool {
         attempt < ATTEMPTS
     }
+}
+
+/// The counters of the chains `--noflush` restores declare (and so
+/// rewrite), read from the kernel into the model: the model does not
+/// follow packet counts, and without them a rewrite must replace every
+/// rule it keeps to reset its counters (kube-proxy's syncs declare every
+/// chain they write). O(rules of those chains), no parsing.
+fn refresh_rewritten_counters(
+    sock: &mut Socket,
+    st: &mut State,
+    writes: &[&Write],
+) -> Result<(), Error> {
+    for f in Family::ALL {
+        st.view_mut(f).forget_counters_read();
+    }
+    for w in writes {
+        let keeper::txn::Work::Restore(r) = &w.work else {
+            continue;
+        };
+        if !r.noflush || r.test {
+            continue;
+        }
+        for (kind, scope) in keeper::scope::restore_scopes(&r.input, w.family, true, r.table, "") {
+            if let Scope::Part { rules_of, .. } = scope {
+                keeper::read::refresh_counters(sock, st, w.family, kind, &rules_of)
+                    .map_err(Error::from_nft)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Bring the model to the kernel's current generation: drain the events

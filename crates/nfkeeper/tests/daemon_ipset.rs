@@ -6,119 +6,11 @@
 //! root and `nsenter` (skips otherwise).
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_nfkeeper");
-
-/// A namespace for one test, deleted on drop (also on panic).
-struct Ns(String);
-
-impl Ns {
-    fn new(tag: &str) -> Option<Ns> {
-        if !testkit::is_root() {
-            eprintln!("SKIP: daemon tests need root");
-            return None;
-        }
-        let name = format!("nfk-di-{}-{tag}", std::process::id());
-        let ok = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("SKIP: cannot create a network namespace");
-            return None;
-        }
-        Some(Ns(name))
-    }
-
-    fn cmd(&self, mode: &str, sock: &Path, args: &[&str]) -> Command {
-        let mut c = Command::new("nsenter");
-        c.arg(format!("--net=/run/netns/{}", self.0))
-            .arg(BIN)
-            .args(args)
-            .env_remove("NFKEEPER_OFFLINE_STATE")
-            .env("NFKEEPER_MODE", mode)
-            .env("NFKEEPER_SOCKET", sock)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    }
-
-    fn run(&self, mode: &str, sock: &Path, args: &[&str], stdin: &str) -> Output {
-        let mut child = self.cmd(mode, sock, args).spawn().expect("spawn nfkeeper");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().expect("wait nfkeeper")
-    }
-}
-
-impl Drop for Ns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-/// `nfkeeper serve` in a namespace; killed on drop.
-struct Serve {
-    child: Child,
-    sock: PathBuf,
-}
-
-impl Serve {
-    fn start(ns: &Ns) -> Serve {
-        let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
-        let child = Command::new("nsenter")
-            .arg(format!("--net=/run/netns/{}", ns.0))
-            .arg(BIN)
-            .args(["serve", "--quiet", "--socket"])
-            .arg(&sock)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn nfkeeper serve");
-        let s = Serve { child, sock };
-        let t0 = Instant::now();
-        while std::os::unix::net::UnixStream::connect(&s.sock).is_err() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "serve did not start"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        s
-    }
-
-    /// The `commits:` count of the daemon's status.
-    fn commits(&self) -> u64 {
-        let o = Command::new(BIN)
-            .arg("status")
-            .env("NFKEEPER_SOCKET", &self.sock)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&o.stdout).into_owned();
-        text.lines()
-            .find_map(|l| l.trim().strip_prefix("commits:"))
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no commits line in the status:\n{text}"))
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.sock);
-    }
-}
+mod daemon_support;
+use daemon_support::{Ns, Serve};
 
 /// Output with what differs by design between two processes taken out:
 /// a hash set's `initval` (random per set, as the kernel draws it).
@@ -203,7 +95,7 @@ fn ipset_through_the_daemon_equals_direct_mode() {
     let Some(served) = Ns::new("served") else {
         return;
     };
-    let d = Serve::start(&served);
+    let d = Serve::start(&served, &[]);
     let none = Path::new("/nonexistent");
     for (line, input) in STEPS {
         let args: Vec<&str> = line.split_whitespace().collect();
@@ -219,7 +111,7 @@ fn ipset_through_the_daemon_equals_direct_mode() {
 fn concurrent_adds_through_the_daemon_all_land() {
     const N: usize = 40;
     let Some(ns) = Ns::new("adds") else { return };
-    let d = Serve::start(&ns);
+    let d = Serve::start(&ns, &[]);
     let o = ns.run(
         "daemon",
         &d.sock,

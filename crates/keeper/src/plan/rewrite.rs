@@ -363,8 +363,10 @@ impl Planner<'_> {
             let (kid, _, kc) = &d.old[i];
             t.set_rule_id(*id, *kid)
                 .map_err(|e| Error::other(e.to_string()))?;
-            // The daemon's model does not follow the kernel's counters.
-            let reset = self.opts.whole_model || kc != c;
+            // The daemon's model does not follow the kernel's counters
+            // unless they were read for this plan.
+            let stale = self.opts.whole_model && !self.view.counters_are_fresh(kind, chain);
+            let reset = stale || kc != c;
             match olds[i] {
                 Old::Plain(loc) => {
                     if reset {

@@ -66,6 +66,10 @@ pub struct KernelView {
     /// [`crate::read::Snapshot::texts`]): a restore line of that text in a
     /// rewritten chain is the old rule, unparsed.
     pub(crate) texts: HashMap<TableKind, ChainTexts>,
+    /// Chains whose counters the model took from the kernel for the plan
+    /// being made (see [`crate::read::refresh_counters`]); emptied by
+    /// [`KernelView::forget_counters_read`].
+    pub(crate) fresh_counters: HashSet<(TableKind, String)>,
 }
 
 /// Rules by chain, then canonical text (see [`crate::read::Snapshot::texts`]).
@@ -98,7 +102,23 @@ impl KernelView {
         self.unread_run_sets.retain(|(k, _), _| *k != kind);
         self.known.remove(&kind);
         self.texts.remove(&kind);
+        self.fresh_counters.retain(|(k, _)| *k != kind);
         self.forget_runs(kind);
+    }
+
+    /// The model's counters of `chain` are the kernel's, read for this plan.
+    pub fn counters_read(&mut self, kind: TableKind, chain: &str) {
+        self.fresh_counters.insert((kind, chain.to_string()));
+    }
+
+    /// Whether [`KernelView::counters_read`] was said of `chain`.
+    pub(crate) fn counters_are_fresh(&self, kind: TableKind, chain: &str) -> bool {
+        !self.fresh_counters.is_empty() && self.fresh_counters.contains(&(kind, chain.to_string()))
+    }
+
+    /// Counters read for an earlier plan are stale now.
+    pub fn forget_counters_read(&mut self) {
+        self.fresh_counters.clear();
     }
 
     /// Take a read's rule texts (see [`KernelView::texts`]).
