@@ -15,6 +15,14 @@ use nft::{Expr, Socket, Verdict};
 use ruleset::{Counters, Family, Policy, RuleId, Table, TableKind};
 use std::collections::{HashMap, HashSet};
 
+mod counters;
+mod run;
+mod tail;
+
+pub use counters::refresh_counters;
+use run::{read_run, RunRule};
+pub use tail::{tail, Tail, TailRun};
+
 /// One table as the kernel has it.
 pub struct Snapshot {
     /// Does the nftables table exist at all?
@@ -162,111 +170,6 @@ pub fn fresh_id_base() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64);
     (micros << 8) | (random & 0xff) | 1
-}
-
-/// The end of a chain, as an append needs it to join a run or start one
-/// (see `crate::runs`).
-#[derive(Clone, Debug)]
-pub struct Tail {
-    /// The chain's kernel rules after its last run (all, if none), oldest
-    /// first, with their counters and handles.
-    pub plain: Vec<(RuleId, Rule, Counters, crate::plan::Loc)>,
-    /// The run that is the chain's last kernel rule, if it is one that
-    /// appends can join (its shape is in its userdata).
-    pub run: Option<TailRun>,
-}
-
-/// A run at the end of a chain.
-#[derive(Clone, Debug)]
-pub struct TailRun {
-    /// Its index in [`crate::plan::KernelApply::runs`] when the apply
-    /// knows it (a whole model), so joined rules are registered as members.
-    pub index: Option<u32>,
-    pub rule: crate::plan::Loc,
-    pub set: String,
-    pub key: compile::runs::KeyKind,
-    pub map: bool,
-    pub shape: Rule,
-    /// The run's census, read with it (see [`RunSnap::census`]).
-    pub census: Option<Census>,
-}
-
-/// Read the end of `chain`, whose kernel use count is `uses` (as a read
-/// found it), when that is at most `max_rules`: one rule dump of the chain.
-/// `None`: too long to read for an append (then appends stay plain rules).
-/// Members of runs are not read.
-pub fn tail(
-    sock: &mut Socket,
-    family: Family,
-    kind: TableKind,
-    chain: &str,
-    uses: u32,
-    max_rules: u32,
-) -> Result<Option<Tail>, nft::Error> {
-    let fam = layout::nft_family(family);
-    let tname = layout::table_name(kind);
-    let mut t = Tail {
-        plain: Vec::new(),
-        run: None,
-    };
-    if uses == 0 {
-        return Ok(Some(t));
-    }
-    if uses > max_rules {
-        return Ok(None);
-    }
-    let mut rules: Vec<KernelRule> = Vec::new();
-    dump_rules(sock, fam, &tname, Some(chain), &mut rules)?;
-    let mut texts = Texts::new();
-    let n = rules.len();
-    for (i, kr) in rules.into_iter().enumerate() {
-        let d = kr
-            .userdata
-            .as_deref()
-            .and_then(|u| userdata::decode(u).ok());
-        if let Some((kb, set)) = d.as_ref().and_then(|d| d.run.clone()) {
-            t.plain.clear();
-            let last = i + 1 == n;
-            // No shape in the userdata (it did not fit): appends can't join.
-            let shape_text = d.filter(|d| d.has_text).map(|d| d.text);
-            let key = userdata::run_key(kb);
-            let shape = key
-                .and(shape_text)
-                .and_then(|t| parse_body(family, kind, chain, &t));
-            t.run = match (last, key, shape) {
-                (true, Some((key, map)), Some(mut shape)) => {
-                    if let Some(tg) = kr.target.as_deref() {
-                        retarget(&mut shape, tg);
-                    }
-                    Some(TailRun {
-                        index: None,
-                        rule: crate::plan::Loc::Handle(kr.handle),
-                        census: read_census(sock, fam, &tname, &set)?,
-                        set,
-                        key,
-                        map,
-                        shape,
-                    })
-                }
-                _ => None,
-            };
-            continue;
-        }
-        t.run = None;
-        match rebuild(family, kind, chain, kr.userdata.as_deref(), &mut texts) {
-            Some((id, mut rule, _, _)) => {
-                if let Some(tg) = kr.target.as_deref() {
-                    retarget(&mut rule, tg);
-                }
-                t.plain
-                    .push((id, rule, kr.counters, crate::plan::Loc::Handle(kr.handle)));
-            }
-            // Not readable here (foreign, or text in the catalog): nothing
-            // before it can join a run with what comes after.
-            None => t.plain.clear(),
-        }
-    }
-    Ok(Some(t))
 }
 
 /// The run sets of table `kind` (one set dump, O(its sets)): what a flush
@@ -592,133 +495,6 @@ fn retarget(rule: &mut Rule, t: &str) {
     }
 }
 
-/// A run rule as dumped.
-struct RunRule<'a> {
-    chain: &'a str,
-    handle: u64,
-    key: u8,
-    set: &'a str,
-    /// Its verdict's chain (set runs that jump).
-    target: Option<&'a str>,
-    /// The shape text from its userdata (`None` when it did not fit).
-    shape: Option<&'a str>,
-}
-
-/// A run's members from its set's elements (one element dump), in id
-/// order, into the model; each element's counter is its rule's.
-fn read_run(
-    sock: &mut Socket,
-    snap: &mut Snapshot,
-    kind: TableKind,
-    rr: RunRule<'_>,
-    partial: bool,
-    probe: Option<&Rule>,
-    texts: &mut Texts,
-) -> Result<(), nft::Error> {
-    let family = snap.table.family();
-    let fam = layout::nft_family(family);
-    let tname = layout::table_name(kind);
-    let Some((key, map)) = userdata::run_key(rr.key) else {
-        snap.foreign.push(format!(
-            "rule handle {} in chain {} (run of an unknown key kind {})",
-            rr.handle, rr.chain, rr.key
-        ));
-        return Ok(());
-    };
-    let mut shape = rr.shape.and_then(|t| parse_body(family, kind, rr.chain, t));
-    if let (Some(s), Some(t)) = (shape.as_mut(), rr.target) {
-        retarget(s, t);
-    }
-    // With a probe and a known shape, only the element with the probe's
-    // key can hold a member equal to it (keys are unique in a run).
-    // A numgen run is read whole: deleting a member rewrites all of it.
-    let probed = match (probe, shape.as_ref()) {
-        (Some(p), Some(sh)) if key != compile::runs::KeyKind::Numgen => {
-            Some(compile::runs::admits(key, map, sh, p, family))
-        }
-        _ => None,
-    };
-    let elems = match &probed {
-        None => sock.set_elems(fam, &tname, rr.set)?,
-        Some(None) => Vec::new(),
-        Some(Some((k, _))) => {
-            let one = nft::SetElems::new(fam, &tname, rr.set, vec![nft::SetElem::key(k)]);
-            sock.get(&one)?.map(|l| l.elems).unwrap_or_default()
-        }
-    };
-    let mut members: Vec<(RuleId, Rule, Counters, u32, Option<String>)> =
-        Vec::with_capacity(elems.len());
-    for e in elems {
-        // An interval run's end markers belong to the member before them.
-        if e.flags
-            .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0)
-        {
-            continue;
-        }
-        let Some((id, mut rule, chunks, text)) =
-            rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts)
-        else {
-            snap.foreign
-                .push(format!("element of set {} (no nfkeeper userdata)", rr.set));
-            continue;
-        };
-        let mut c = Counters::default();
-        for x in &e.exprs {
-            if let Expr::Counter { bytes, packets } = x {
-                c = Counters {
-                    packets: *packets,
-                    bytes: *bytes,
-                };
-            }
-        }
-        let t = match &e.data {
-            Some(nft::Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t))) => Some(t.as_str()),
-            _ => rr.target,
-        };
-        let text = (partial && text_holds(&rule, t)).then_some(text);
-        follow_target(&mut snap.table, &mut rule, t, partial);
-        members.push((id, rule, c, chunks, text));
-    }
-    members.sort_unstable_by_key(|m| m.0);
-    let mut ids = Vec::with_capacity(members.len());
-    for (id, rule, c, chunks, text) in members {
-        match snap.table.append_with_id(rr.chain, id, rule, c) {
-            Ok(id) => {
-                ids.push(id);
-                if chunks > 0 {
-                    snap.overflow.insert(id, chunks);
-                }
-                if let Some(text) = text {
-                    match snap.texts.get_mut(rr.chain) {
-                        Some(m) => {
-                            m.insert(text, id);
-                        }
-                        None => {
-                            snap.texts
-                                .insert(rr.chain.to_string(), HashMap::from([(text, id)]));
-                        }
-                    }
-                }
-            }
-            Err(e) => snap
-                .foreign
-                .push(format!("element of set {} ({e})", rr.set)),
-        }
-    }
-    snap.runs.push(RunSnap {
-        chain: rr.chain.to_string(),
-        set: rr.set.to_string(),
-        key,
-        map,
-        handle: rr.handle,
-        members: ids,
-        shape,
-        partial: probed.is_some(),
-        census: None,
-    });
-    Ok(())
-}
-
 /// How to dump all rules of a table: `Some(chains)`, one dump per chain
 /// that has any, or `None`, one table-wide dump. The kernel resumes a dump
 /// by skipping from the first rule of what is dumped for every 32 KiB reply
@@ -780,76 +556,6 @@ fn dump_rules(
         });
         Ok(())
     })
-}
-
-/// Bring the model's counters of `chains` (table `kind` of `family`) to
-/// what the kernel counts now, for a caller whose model does not follow
-/// the kernel's counters (the daemon): one rule dump per chain, and one
-/// element dump per compiled run in it; rules are matched by the id in
-/// their userdata, nothing is parsed. Marks the chains'
-/// counters as read for the next plan ([`crate::plan::KernelView`]), so
-/// that a `--noflush` rewrite resets only the kept rules whose counters
-/// are not what the input says (as direct mode does), not every one.
-pub fn refresh_counters(
-    sock: &mut Socket,
-    st: &mut crate::state::State,
-    family: Family,
-    kind: TableKind,
-    chains: &[String],
-) -> Result<(), nft::Error> {
-    let (fam, tname) = (layout::nft_family(family), layout::table_name(kind));
-    for c in chains {
-        if st.model.table(family, kind).chain(c).is_none() {
-            continue;
-        }
-        let mut rules = Vec::new();
-        dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
-        let mut counts: Vec<(RuleId, Counters)> = Vec::with_capacity(rules.len());
-        for kr in rules {
-            let Some(d) = kr
-                .userdata
-                .as_deref()
-                .and_then(|u| userdata::decode(u).ok())
-            else {
-                continue;
-            };
-            match (d.run, d.id) {
-                (Some((_, set)), _) => {
-                    for e in sock.set_elems(fam, &tname, &set)? {
-                        let id = e
-                            .userdata
-                            .as_deref()
-                            .and_then(|u| userdata::decode(u).ok())
-                            .and_then(|d| d.id);
-                        let counter = e.exprs.iter().find_map(|x| match x {
-                            Expr::Counter { bytes, packets } => Some(Counters {
-                                packets: *packets,
-                                bytes: *bytes,
-                            }),
-                            _ => None,
-                        });
-                        if let (Some(id), Some(k)) = (id, counter) {
-                            counts.push((id, k));
-                        }
-                    }
-                }
-                (None, Some(id)) => counts.push((id, kr.counters)),
-                (None, None) => {}
-            }
-        }
-        let t = st.model.table_mut(family, kind);
-        for (id, k) in counts {
-            let Some((cid, pos, _)) = t.rule_by_id(id) else {
-                continue;
-            };
-            let Some(name) = t.chain_by_id(cid).map(|v| v.name.to_string()) else {
-                continue;
-            };
-            let _ = t.set_rule_counters(&name, pos, k);
-        }
-        st.view_mut(family).counters_read(kind, c);
-    }
-    Ok(())
 }
 
 /// A kernel rule's counters (its counter expression) and the chain its

@@ -1,0 +1,131 @@
+//! A compiled run read back: its members from its set's elements (see
+//! `compile::runs`), each rebuilt from the element's userdata.
+
+use super::*;
+
+/// A run rule as dumped.
+pub(super) struct RunRule<'a> {
+    pub(super) chain: &'a str,
+    pub(super) handle: u64,
+    pub(super) key: u8,
+    pub(super) set: &'a str,
+    /// Its verdict's chain (set runs that jump).
+    pub(super) target: Option<&'a str>,
+    /// The shape text from its userdata (`None` when it did not fit).
+    pub(super) shape: Option<&'a str>,
+}
+
+/// A run's members from its set's elements (one element dump), in id
+/// order, into the model; each element's counter is its rule's.
+pub(super) fn read_run(
+    sock: &mut Socket,
+    snap: &mut Snapshot,
+    kind: TableKind,
+    rr: RunRule<'_>,
+    partial: bool,
+    probe: Option<&Rule>,
+    texts: &mut Texts,
+) -> Result<(), nft::Error> {
+    let family = snap.table.family();
+    let fam = layout::nft_family(family);
+    let tname = layout::table_name(kind);
+    let Some((key, map)) = userdata::run_key(rr.key) else {
+        snap.foreign.push(format!(
+            "rule handle {} in chain {} (run of an unknown key kind {})",
+            rr.handle, rr.chain, rr.key
+        ));
+        return Ok(());
+    };
+    let mut shape = rr.shape.and_then(|t| parse_body(family, kind, rr.chain, t));
+    if let (Some(s), Some(t)) = (shape.as_mut(), rr.target) {
+        retarget(s, t);
+    }
+    // With a probe and a known shape, only the element with the probe's
+    // key can hold a member equal to it (keys are unique in a run).
+    // A numgen run is read whole: deleting a member rewrites all of it.
+    let probed = match (probe, shape.as_ref()) {
+        (Some(p), Some(sh)) if key != compile::runs::KeyKind::Numgen => {
+            Some(compile::runs::admits(key, map, sh, p, family))
+        }
+        _ => None,
+    };
+    let elems = match &probed {
+        None => sock.set_elems(fam, &tname, rr.set)?,
+        Some(None) => Vec::new(),
+        Some(Some((k, _))) => {
+            let one = nft::SetElems::new(fam, &tname, rr.set, vec![nft::SetElem::key(k)]);
+            sock.get(&one)?.map(|l| l.elems).unwrap_or_default()
+        }
+    };
+    let mut members: Vec<(RuleId, Rule, Counters, u32, Option<String>)> =
+        Vec::with_capacity(elems.len());
+    for e in elems {
+        // An interval run's end markers belong to the member before them.
+        if e.flags
+            .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0)
+        {
+            continue;
+        }
+        let Some((id, mut rule, chunks, text)) =
+            rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts)
+        else {
+            snap.foreign
+                .push(format!("element of set {} (no nfkeeper userdata)", rr.set));
+            continue;
+        };
+        let mut c = Counters::default();
+        for x in &e.exprs {
+            if let Expr::Counter { bytes, packets } = x {
+                c = Counters {
+                    packets: *packets,
+                    bytes: *bytes,
+                };
+            }
+        }
+        let t = match &e.data {
+            Some(nft::Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t))) => Some(t.as_str()),
+            _ => rr.target,
+        };
+        let text = (partial && text_holds(&rule, t)).then_some(text);
+        follow_target(&mut snap.table, &mut rule, t, partial);
+        members.push((id, rule, c, chunks, text));
+    }
+    members.sort_unstable_by_key(|m| m.0);
+    let mut ids = Vec::with_capacity(members.len());
+    for (id, rule, c, chunks, text) in members {
+        match snap.table.append_with_id(rr.chain, id, rule, c) {
+            Ok(id) => {
+                ids.push(id);
+                if chunks > 0 {
+                    snap.overflow.insert(id, chunks);
+                }
+                if let Some(text) = text {
+                    match snap.texts.get_mut(rr.chain) {
+                        Some(m) => {
+                            m.insert(text, id);
+                        }
+                        None => {
+                            snap.texts
+                                .insert(rr.chain.to_string(), HashMap::from([(text, id)]));
+                        }
+                    }
+                }
+            }
+            Err(e) => snap
+                .foreign
+                .push(format!("element of set {} ({e})", rr.set)),
+        }
+    }
+    snap.runs.push(RunSnap {
+        chain: rr.chain.to_string(),
+        set: rr.set.to_string(),
+        key,
+        map,
+        handle: rr.handle,
+        members: ids,
+        shape,
+        partial: probed.is_some(),
+        census: None,
+    });
+    Ok(())
+}
