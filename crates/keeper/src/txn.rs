@@ -573,7 +573,21 @@ fn restore(
         let places0 = st.ipset.places.clone();
         let (rs, view, sets) = st.model_view_ipsets(w.family);
         let mut planner = Planner::new(w.family, view, &mut pending, o2).with_ipsets(sets);
-        let (rstats, reverse) = restore_open(rs, &job.input, &o, &mut planner)?;
+        let (rstats, reverse) = match restore_open(rs, &job.input, &o, &mut planner) {
+            Ok(x) => x,
+            Err(f) => {
+                // The model is back (the restore undoes itself), but the
+                // planner may have moved kernel locations in the view (a
+                // rename moves its chain's handle): a long-lived view
+                // (the daemon's) re-reads the tables named.
+                restore_presence(st, &present0);
+                st.ipset.places = places0.clone();
+                for (f2, k) in named_tables(w, job) {
+                    src.invalidate(f2, k);
+                }
+                return Err(f.into());
+            }
+        };
         if job.test {
             return Ok(rstats);
         }

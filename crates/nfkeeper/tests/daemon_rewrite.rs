@@ -110,3 +110,47 @@ fn same_content_rewrites_keep_rules_and_reset_counts() {
         "the rewrite keeps all eight logical rules"
     );
 }
+
+/// Through the daemon (whole model: the old rules' texts are printed from
+/// their bodies), a line repeating a rule's text from before a rename in
+/// the same restore means the old name, as the parse would: refused when
+/// that chain is gone, nothing applied; the new name is accepted (the
+/// refused restore's rename left no trace in the daemon's view).
+#[test]
+fn old_texts_after_a_rename_mean_what_they_say() {
+    let Some(ns) = Ns::new("rename") else { return };
+    let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
+    let _serve = Serve::launch(&ns, &sock, &[], &[]);
+    let start = "*filter\n:front - [0:0]\n:web - [0:0]\n-A front -s 10.0.0.1/32 -j web\n-A web -j ACCEPT\nCOMMIT\n";
+    let o = ns.run("daemon", &sock, &["iptables-restore", "--noflush"], start);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = ns.kernel_save();
+    let old_name = "*filter\n-E web www\n:front - [0:0]\n-A front -s 10.0.0.1/32 -j web\nCOMMIT\n";
+    let o = ns.run(
+        "daemon",
+        &sock,
+        &["iptables-restore", "--noflush"],
+        old_name,
+    );
+    assert!(!o.status.success(), "accepted a jump to a renamed chain");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Chain 'web' does not exist") && err.contains("Error occurred at line: 4"),
+        "{err}"
+    );
+    assert_eq!(ns.kernel_save(), before, "half applied");
+    let new_name = "*filter\n-E web www\n:front - [0:0]\n-A front -s 10.0.0.1/32 -j www\nCOMMIT\n";
+    let o = ns.run(
+        "daemon",
+        &sock,
+        &["iptables-restore", "--noflush"],
+        new_name,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        ns.kernel_save()
+            .contains("-A front -s 10.0.0.1/32 -j www\n"),
+        "{}",
+        ns.kernel_save()
+    );
+}

@@ -34,11 +34,13 @@
 //! one message per rule added, deleted or reset.
 //!
 //! Lines are not parsed when they repeat what the kernel holds: the read
-//! keeps each rule's canonical text (`KernelView::texts`), and a line
-//! `-A CHAIN TEXT` of a deferred chain whose TEXT is exactly an old rule's
-//! is that old rule ([`Planner::old_rule_by_text`], through
+//! keeps each rule's canonical text (`KernelView::texts`; a whole model
+//! prints its old rules' texts instead), and a line `-A CHAIN TEXT` of a
+//! deferred chain whose TEXT is exactly an old rule's is that old rule
+//! ([`Planner::old_rule_by_text`], through
 //! `iptables::exec::Apply::known_rule`). A command that can change bodies
-//! in place (a rename retargets jumps under the same ids) drops the texts.
+//! in place (a rename retargets jumps under the same ids) drops the read
+//! texts (printed ones follow the bodies).
 
 use super::diff;
 use super::{Loc, Planner};
@@ -63,6 +65,9 @@ pub(crate) struct Deferred {
     /// Index in `old` of each old rule, built on first use (see
     /// [`Planner::old_rule_by_text`]).
     by_id: Option<HashMap<RuleId, usize>>,
+    /// Index in `old` by canonical text, printed on first use when the
+    /// read kept no texts (a whole model: the daemon's).
+    by_text: Option<HashMap<String, usize>>,
 }
 
 /// The deferred chains of one batch, in the order they were flushed.
@@ -131,6 +136,7 @@ impl Planner<'_> {
                     tag: self.p.tag,
                     lines: HashMap::new(),
                     by_id: None,
+                    by_text: None,
                 };
                 self.p.rewrites.order.push(k.clone());
                 self.p.rewrites.chains.insert(k, d);
@@ -167,6 +173,7 @@ impl Planner<'_> {
                         tag: self.p.tag,
                         lines: HashMap::new(),
                         by_id: None,
+                        by_text: None,
                     };
                     self.p.rewrites.order.push(k.clone());
                     self.p.rewrites.chains.insert(k, d);
@@ -196,15 +203,39 @@ impl Planner<'_> {
         chain: &str,
         text: &str,
     ) -> Option<Rule> {
-        let id = self.view.rule_by_text(kind, chain, text)?;
-        let key = (self.family, kind, chain.to_string());
+        let read = self.view.rule_by_text(kind, chain, text);
+        let (family, whole) = (self.family, self.opts.whole_model);
+        let key = (family, kind, chain.to_string());
         let d = self.p.rewrites.chains.get_mut(&key)?;
         let old = &d.old;
-        let at = d
-            .by_id
-            .get_or_insert_with(|| old.iter().enumerate().map(|(i, r)| (r.0, i)).collect())
-            .get(&id)?;
-        Some(d.old[*at].1.clone())
+        let at = match read {
+            Some(id) => *d
+                .by_id
+                .get_or_insert_with(|| old.iter().enumerate().map(|(i, r)| (r.0, i)).collect())
+                .get(&id)?,
+            // A whole model kept no texts from its read: the old rules'
+            // texts are printed once per rewritten chain (O(old), cheaper
+            // than parsing the lines).
+            None if whole => *d
+                .by_text
+                .get_or_insert_with(|| {
+                    old.iter()
+                        .enumerate()
+                        .map(|(i, r)| {
+                            (
+                                super::emit::rule_text(family, &r.1)
+                                    .0
+                                    .trim_start()
+                                    .to_string(),
+                                i,
+                            )
+                        })
+                        .collect()
+                })
+                .get(text)?,
+            None => return None,
+        };
+        Some(d.old[at].1.clone())
     }
 
     /// Whether the flush of `chain` may be deferred: the model holds all
