@@ -1,4 +1,6 @@
-//! A small, fast, non-cryptographic hasher for the table's indexes.
+//! A small, fast, non-cryptographic hasher for the table's indexes (and,
+//! re-exported as `ruleset::hash`, for the compiler's and engine's
+//! per-rule maps).
 //!
 //! It is the Fx hash (rustc's): one rotate, xor and multiply per 8 bytes. The
 //! keys hashed here are rule bodies, chain ids and rule ids chosen by the
@@ -13,7 +15,7 @@ use crate::RuleId;
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 #[derive(Clone, Copy, Default)]
-pub(crate) struct FxHasher {
+pub struct FxHasher {
     hash: u64,
 }
 
@@ -64,9 +66,9 @@ impl Hasher for FxHasher {
     }
 }
 
-pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
-pub(crate) type FxMap<K, V> = HashMap<K, V, FxBuild>;
-pub(crate) type FxSet<K> = HashSet<K, FxBuild>;
+pub type FxBuild = BuildHasherDefault<FxHasher>;
+pub type FxMap<K, V> = HashMap<K, V, FxBuild>;
+pub type FxSet<K> = HashSet<K, FxBuild>;
 
 /// A `RuleId` stored as two `u32` halves: alignment 4 makes an id-index entry
 /// `(IdKey, u32)` 12 bytes instead of 16.
