@@ -60,9 +60,13 @@ impl Hasher for FxHasher {
     fn write_usize(&mut self, i: usize) {
         self.add(i as u64);
     }
+    /// The state rotated so that its best-mixed (high) bits come low:
+    /// hashbrown picks buckets by the low bits, and the low bits of a
+    /// product depend only on the low bits of the input — keys that share
+    /// their first bytes (addresses of one /16) fell into a few buckets.
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(26)
     }
 }
 
@@ -94,5 +98,5 @@ pub(crate) fn spec_key<R: Hash>(chain: u32, body: &R) -> u32 {
     let mut h = FxHasher::default();
     h.write_u32(chain);
     body.hash(&mut h);
-    (h.finish() >> 32) as u32
+    (h.hash >> 32) as u32
 }
