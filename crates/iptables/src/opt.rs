@@ -323,15 +323,30 @@ pub fn mask_prefix(mask: &[u8]) -> Option<u32> {
 
 /// IPv4 address text (inet_ntop).
 pub fn fmt_v4(out: &mut String, a: &[u8]) {
-    let _ = write!(out, "{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+    // By hand, not `write!`: every saved rule prints one or two addresses,
+    // and the formatting machinery was a visible share of a large restore.
+    push_u8(out, a[0]);
+    for b in &a[1..4] {
+        out.push('.');
+        push_u8(out, *b);
+    }
+}
+
+/// `b` in decimal.
+fn push_u8(out: &mut String, b: u8) {
+    if b >= 100 {
+        out.push(char::from(b'0' + b / 100));
+    }
+    if b >= 10 {
+        out.push(char::from(b'0' + b / 10 % 10));
+    }
+    out.push(char::from(b'0' + b % 10));
 }
 
 /// IPv4 mask as iptables prints it after '/': prefix length or dotted quad.
 pub fn fmt_v4_mask(out: &mut String, m: &[u8]) {
     match mask_prefix(&m[..4]) {
-        Some(b) => {
-            let _ = write!(out, "{b}");
-        }
+        Some(b) => push_u8(out, b as u8),
         None => fmt_v4(out, m),
     }
 }
@@ -709,6 +724,28 @@ mod tests {
         ];
         for (s, want) in cases {
             assert_eq!(parse_uint(s, 0, u64::MAX), *want, "{s}");
+        }
+    }
+
+    #[test]
+    fn v4_text_and_masks_as_inet_ntoa() {
+        for b in 0..=255u8 {
+            let a = [b, 255 - b, b / 2, 7];
+            let mut s = String::new();
+            fmt_v4(&mut s, &a);
+            assert_eq!(s, std::net::Ipv4Addr::from(a).to_string());
+        }
+        let cases: &[([u8; 4], &str)] = &[
+            ([255, 255, 255, 255], "32"),
+            ([255, 255, 255, 0], "24"),
+            ([255, 128, 0, 0], "9"),
+            ([0, 0, 0, 0], "0"),
+            ([255, 0, 255, 0], "255.0.255.0"),
+        ];
+        for (m, want) in cases {
+            let mut s = String::new();
+            fmt_v4_mask(&mut s, m);
+            assert_eq!(s, *want, "{m:?}");
         }
     }
 

@@ -479,5 +479,110 @@ fn normalized(exprs: &[Expr]) -> Vec<Expr> {
             _ => {}
         }
     }
+    merge_v4_addresses(&mut out);
     out
+}
+
+/// `-s A -d B` (whole IPv4 addresses) as one 8-byte load and compare:
+/// earlier builds wrote two loads and two compares, which test the same
+/// bytes, so a table they wrote still verifies.
+fn merge_v4_addresses(exprs: &mut Vec<Expr>) {
+    use nft::expr::{base, reg, CmpOp};
+    let load = |e: &Expr, at: u32| {
+        matches!(e, Expr::Payload { dreg, base: b, offset, len: 4 }
+            if *dreg == reg::R1 && *b == base::NETWORK && *offset == at)
+    };
+    let eq4 = |e: &Expr| match e {
+        Expr::Cmp {
+            sreg,
+            op: CmpOp::Eq,
+            data,
+        } if *sreg == reg::R1 && data.len() == 4 => Some(data.clone()),
+        _ => None,
+    };
+    let at = exprs.windows(4).position(|w| {
+        load(&w[0], 12) && eq4(&w[1]).is_some() && load(&w[2], 16) && eq4(&w[3]).is_some()
+    });
+    let Some(i) = at else { return };
+    let mut data = eq4(&exprs[i + 1]).unwrap_or_default();
+    data.extend(eq4(&exprs[i + 3]).unwrap_or_default());
+    let merged = [
+        Expr::Payload {
+            dreg: reg::R1,
+            base: base::NETWORK,
+            offset: 12,
+            len: 8,
+        },
+        Expr::Cmp {
+            sreg: reg::R1,
+            op: CmpOp::Eq,
+            data,
+        },
+    ];
+    exprs.splice(i..i + 4, merged);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nft::expr::{base, reg, CmpOp};
+
+    fn load(offset: u32, len: u32) -> Expr {
+        Expr::Payload {
+            dreg: reg::R1,
+            base: base::NETWORK,
+            offset,
+            len,
+        }
+    }
+
+    fn cmp(op: CmpOp, data: &[u8]) -> Expr {
+        Expr::Cmp {
+            sreg: reg::R1,
+            op,
+            data: data.to_vec(),
+        }
+    }
+
+    /// What earlier builds wrote for `-s A -d B` verifies against the
+    /// merged form; nothing else is merged.
+    #[test]
+    fn two_address_compares_equal_the_merged_one() {
+        let (a, b) = ([10, 0, 0, 1], [172, 16, 0, 1]);
+        let merged = vec![load(12, 8), cmp(CmpOp::Eq, &[10, 0, 0, 1, 172, 16, 0, 1])];
+        let cases: Vec<(Vec<Expr>, bool)> = vec![
+            (
+                vec![
+                    load(12, 4),
+                    cmp(CmpOp::Eq, &a),
+                    load(16, 4),
+                    cmp(CmpOp::Eq, &b),
+                ],
+                true,
+            ),
+            (merged.clone(), true),
+            (
+                vec![
+                    load(12, 4),
+                    cmp(CmpOp::Neq, &a),
+                    load(16, 4),
+                    cmp(CmpOp::Eq, &b),
+                ],
+                false,
+            ),
+            (
+                vec![
+                    load(16, 4),
+                    cmp(CmpOp::Eq, &b),
+                    load(12, 4),
+                    cmp(CmpOp::Eq, &a),
+                ],
+                false,
+            ),
+            (vec![load(12, 4), cmp(CmpOp::Eq, &a)], false),
+        ];
+        for (exprs, same) in cases {
+            assert_eq!(normalized(&exprs) == normalized(&merged), same, "{exprs:?}");
+        }
+    }
 }

@@ -23,6 +23,13 @@ mod seqtree;
 mod table;
 mod types;
 
+/// A fast non-cryptographic hasher (Fx) for maps keyed by what the local
+/// administrator wrote (rule ids, chain names, keys): no HashDoS concern,
+/// and SipHash was a visible share of a large restore.
+pub mod hash {
+    pub use crate::table::hash::{FxBuild, FxHasher, FxMap, FxSet};
+}
+
 pub use error::Error;
 pub use table::{ChainView, RuleView, Savepoint, Table, Undo};
 pub use types::{ChainId, Counters, Family, Policy, RuleBody, RuleId, TableKind};

@@ -33,7 +33,7 @@
 //! Spare capacity of the slab `Vec` (up to 2x while growing) is not counted.
 //! `model_overhead_bytes` measures it on a live table.
 
-mod hash;
+pub(crate) mod hash;
 mod ids;
 mod index;
 #[cfg(test)]

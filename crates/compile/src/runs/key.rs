@@ -345,6 +345,39 @@ impl KeyKind {
         }
     }
 
+    /// The rule's key for this kind (what [`KeyKind::split`] returns
+    /// first), without building its shape. Not for [`KeyKind::Numgen`].
+    pub(crate) fn key(self, r: &Rule, family: Family) -> Option<Vec<u8>> {
+        match self.fields() {
+            [f] => f.value(r, family),
+            fs => {
+                let mut key = Vec::with_capacity(self.key_type(family).1 as usize);
+                for f in fs {
+                    let v = f.value(r, family)?;
+                    key.extend_from_slice(&v);
+                    key.resize(key.len().div_ceil(4) * 4, 0);
+                }
+                Some(key)
+            }
+        }
+    }
+
+    /// Which parts of a rule this kind's key takes out of its shape
+    /// ([`super::extent::SRC`] …): two rules have one shape for this kind
+    /// iff they differ in no other part (see [`super::extent::diff`]).
+    pub(crate) fn parts(self) -> u8 {
+        use super::extent::{DPORT, DST, IIF, SRC};
+        self.fields()
+            .iter()
+            .map(|f| match f {
+                Field::Src | Field::SrcNet => SRC,
+                Field::Dst | Field::DstNet => DST,
+                Field::Iif => IIF,
+                Field::Dport | Field::DportRange => DPORT,
+            })
+            .fold(0, |a, b| a | b)
+    }
+
     /// The rule's key for this kind and the rule without it and without
     /// its comment (its shape: each member's comment lives in its
     /// element's userdata), or `None` when the rule has no usable key of
@@ -354,18 +387,7 @@ impl KeyKind {
             let k = super::numgen::member_key(r)?;
             return Some((super::numgen::key_bytes(k), super::numgen::shape_of(r)));
         }
-        let key = match self.fields() {
-            [f] => f.value(r, family)?,
-            fs => {
-                let mut key = Vec::with_capacity(self.key_type(family).1 as usize);
-                for f in fs {
-                    let v = f.value(r, family)?;
-                    key.extend_from_slice(&v);
-                    key.resize(key.len().div_ceil(4) * 4, 0);
-                }
-                key
-            }
-        };
+        let key = self.key(r, family)?;
         let mut shape = r.clone();
         for f in self.fields() {
             f.clear(&mut shape);

@@ -18,7 +18,8 @@
 //! - Runs shorter than [`RunOpts::min_len`] stay plain rules; longer than
 //!   [`MAX_LEN`] are cut into consecutive runs of at most that many.
 //!
-//! Cost: O(rules × key kinds) rule comparisons for a chain; the output is
+//! Cost: O(rules × key kinds) rule comparisons for a chain (each rule is
+//! scanned by the kinds its neighbour may share a run with); the output is
 //! one kernel rule per plain rule or run plus one element per run member.
 
 use crate::lower::{lower_rule, Lowered, Result};
@@ -28,8 +29,10 @@ use nft::expr::reg;
 use nft::{Expr, Verdict};
 use ruleset::{Family, RuleId, TableKind};
 
+mod extent;
 mod key;
 pub mod numgen;
+use extent::{diff, extent, may_join, Extent};
 pub use key::KeyKind;
 
 /// Tuning of run detection.
@@ -191,77 +194,6 @@ pub fn verdict_of(t: &Target) -> Option<Verdict> {
     })
 }
 
-/// A run's members' keys and whether it must be a map (verdicts differ).
-type Extent = (Vec<Vec<u8>>, bool);
-
-/// How far a run of `kind` starting at `rules[start]` reaches: its members'
-/// keys and whether it must be a map (verdicts differ).
-fn extent(rules: &[(RuleId, &Rule)], start: usize, kind: KeyKind, family: Family) -> Extent {
-    let first = rules[start].1;
-    let Some((k0, mut shape0)) = kind.split(first, family) else {
-        return (Vec::new(), false);
-    };
-    let map_ok = is_verdict(&first.target);
-    shape0.target = Target::None;
-    let mut differs = false;
-    let mut seen = Seen::default();
-    seen.insert(kind, first, family, &k0);
-    let mut keys = vec![k0];
-    for (_, r) in &rules[start + 1..] {
-        if !runnable(r) {
-            break;
-        }
-        let Some((k, mut shape)) = kind.split(r, family) else {
-            break;
-        };
-        shape.target = Target::None;
-        if shape != shape0 || !seen.insert(kind, r, family, &k) {
-            break;
-        }
-        if r.target != first.target {
-            if !(map_ok && is_verdict(&r.target)) {
-                break;
-            }
-            differs = true;
-        }
-        keys.push(k);
-    }
-    (keys, differs)
-}
-
-/// The keys of a run so far, for the overlap check: exact keys, or the
-/// disjoint ranges of an interval run by first value.
-#[derive(Default)]
-struct Seen {
-    exact: std::collections::HashSet<Vec<u8>>,
-    ranges: std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
-}
-
-impl Seen {
-    /// Add the key `key` of rule `r` (of `kind`); false, adding
-    /// nothing, when it overlaps a key already there: equal for exact keys,
-    /// sharing a value for ranges (touching ranges do not overlap).
-    /// O(log n).
-    fn insert(&mut self, kind: KeyKind, r: &Rule, family: Family, key: &[u8]) -> bool {
-        match kind.range(r, family) {
-            Some((lo, hi)) => {
-                // The range starting last at or before `hi` is the only one
-                // that can overlap (the ranges are disjoint).
-                let clash = self
-                    .ranges
-                    .range(..=hi.clone())
-                    .next_back()
-                    .is_some_and(|(_, h)| *h >= lo);
-                if !clash {
-                    self.ranges.insert(lo, hi);
-                }
-                !clash
-            }
-            None => self.exact.insert(key.to_vec()),
-        }
-    }
-}
-
 /// Compile one chain's rules (in order) into kernel rules and run sets.
 pub fn compile_chain(
     rules: &[(RuleId, &Rule)],
@@ -288,15 +220,22 @@ pub fn compile_chain(
             continue;
         }
         let best = if runnable(r) {
-            // The longest run; among equally long ones the first kind
-            // (single fields before tuples before ranges). A run that
-            // reaches the chain's end can't be beaten: the kinds after it
-            // are not tried (a Cloud Foundry chain is one scan, not three).
-            let left = rules.len() - i;
+            // The longest run as cut at MAX_LEN; among equally long ones
+            // the first kind (single fields before tuples before ranges).
+            // A run that reaches the chain's end or MAX_LEN can't be
+            // beaten: the kinds after it are not tried (a Cloud Foundry
+            // chain is one scan, not three). Only kinds the next rule may
+            // join are tried: a run of one stays a plain rule whatever its
+            // kind. Together: O(rules) rule comparisons for a chain.
+            let left = (rules.len() - i).min(MAX_LEN);
+            let next = rules.get(i + 1).map(|(_, n)| diff(r, n));
             let mut best: Option<(KeyKind, Extent)> = None;
             for &k in &KeyKind::ALL {
                 if best.as_ref().is_some_and(|b| b.1 .0.len() == left) {
                     break;
+                }
+                if !next.is_some_and(|d| may_join(k, d)) {
+                    continue;
                 }
                 let e = extent(rules, i, k, family);
                 if best.as_ref().is_none_or(|b| e.0.len() > b.1 .0.len()) {

@@ -16,8 +16,8 @@ use iptables::parse::{Command, Parsed};
 use iptables::{Error, Rule};
 use nft::batch::Placement;
 use nft::{Chain, Tag};
+use ruleset::hash::FxMap;
 use ruleset::{Counters, RuleId, Ruleset, Table, TableKind};
-use std::collections::HashMap;
 
 fn unsupported(e: impl std::fmt::Display) -> Error {
     Error::param(e.to_string())
@@ -167,15 +167,15 @@ impl Planner<'_> {
         kind: TableKind,
         t: &Table<Rule>,
         chain: &str,
-        lines: &HashMap<RuleId, Tag>,
+        lines: &FxMap<RuleId, Tag>,
     ) -> Result<(), Error> {
-        let rules: Vec<(RuleId, Rule, Counters)> = match t.rules(chain) {
-            Ok(it) => it.map(|r| (r.id, r.body.clone(), r.counters)).collect(),
+        let rules: Vec<(RuleId, &Rule, Counters)> = match t.rules(chain) {
+            Ok(it) => it.map(|r| (r.id, r.body, r.counters)).collect(),
             Err(_) => return Ok(()),
         };
         let items: Vec<Item> = match self.opts.compile {
             Some(o) => {
-                let refs: Vec<(RuleId, &Rule)> = rules.iter().map(|(i, r, _)| (*i, r)).collect();
+                let refs: Vec<(RuleId, &Rule)> = rules.iter().map(|(i, r, _)| (*i, *r)).collect();
                 compile_chain(&refs, self.family, kind, chain, o).map_err(|e| {
                     // Name the first rule of the chain that does not lower.
                     if let Some((id, _, _)) = rules
@@ -192,8 +192,8 @@ impl Planner<'_> {
                 .map(|(id, _, _)| Item::Plain { id: *id })
                 .collect(),
         };
-        let by_id: HashMap<RuleId, (&Rule, Counters)> =
-            rules.iter().map(|(i, r, c)| (*i, (r, *c))).collect();
+        let by_id: FxMap<RuleId, (&Rule, Counters)> =
+            rules.iter().map(|(i, r, c)| (*i, (*r, *c))).collect();
         for item in items {
             match item {
                 Item::Plain { id } => {

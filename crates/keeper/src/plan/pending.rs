@@ -7,6 +7,7 @@ use crate::plan::rewrite::Rewrites;
 use crate::plan::view::KernelView;
 use crate::read::Tail;
 use nft::{Batch, Tag};
+use ruleset::hash::FxMap;
 use ruleset::{Family, RuleId, TableKind};
 use std::collections::{HashMap, HashSet};
 
@@ -24,7 +25,7 @@ pub enum Created {
 /// refusal must still name the line that asked for the object.
 #[derive(Debug, Default)]
 pub(crate) struct FreshTags {
-    pub(crate) rules: HashMap<RuleId, Tag>,
+    pub(crate) rules: FxMap<RuleId, Tag>,
     pub(crate) chains: HashMap<String, Tag>,
 }
 

@@ -30,6 +30,7 @@ use nft::batch::Placement;
 use nft::{Data, Expr, SetElem, SetElems};
 use ruleset::{Counters, RuleId, Table, TableKind};
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// Elements per NEWSETELEM message: keeps each message well inside the
 /// netlink limits however long the run.
@@ -357,13 +358,13 @@ impl Planner<'_> {
 
     /// Create a run: its set (or verdict map) with one element per member,
     /// then its rule at the end of `chain`.
-    pub(crate) fn new_run(
+    pub(crate) fn new_run<S: BuildHasher>(
         &mut self,
         kind: TableKind,
         chain: &str,
         lowered: Lowered,
         set: RunSet,
-        members: &HashMap<RuleId, (&Rule, Counters)>,
+        members: &HashMap<RuleId, (&Rule, Counters), S>,
     ) -> Result<(), Error> {
         self.new_run_at(
             kind,
@@ -378,13 +379,13 @@ impl Planner<'_> {
     /// [`Self::new_run`] with its rule placed as `new_rule` places one
     /// (`at`: after or before that kernel rule; `None`: the chain's end or
     /// start).
-    pub(crate) fn new_run_at(
+    pub(crate) fn new_run_at<S: BuildHasher>(
         &mut self,
         kind: TableKind,
         chain: &str,
         lowered: Lowered,
         set: RunSet,
-        members: &HashMap<RuleId, (&Rule, Counters)>,
+        members: &HashMap<RuleId, (&Rule, Counters), S>,
         (placement, at): (Placement, Option<Loc>),
     ) -> Result<(), Error> {
         use nft::set::{flags, DATA_TYPE_VERDICT};

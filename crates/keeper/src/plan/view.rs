@@ -9,6 +9,7 @@ use crate::read::{RunSnap, Snapshot};
 use compile::runs::KeyKind;
 use compile::userdata::catalog::Census;
 use iptables::Rule;
+use ruleset::hash::FxMap;
 use ruleset::{RuleId, TableKind};
 use std::collections::{HashMap, HashSet};
 
@@ -46,14 +47,14 @@ pub struct KernelView {
     /// Tables that exist in the kernel (or are created by the batch being
     /// built).
     pub(crate) present: HashSet<TableKind>,
-    pub(crate) locs: HashMap<(TableKind, RuleId), Loc>,
+    pub(crate) locs: FxMap<(TableKind, RuleId), Loc>,
     pub(crate) chain_handles: HashMap<(TableKind, String), u64>,
     /// Catalog chunks of rules whose text overflows their userdata.
-    pub(crate) overflow: HashMap<(TableKind, RuleId), u32>,
+    pub(crate) overflow: FxMap<(TableKind, RuleId), u32>,
     /// Runs in the kernel, by index (`None` once gone).
     pub(crate) runs: Vec<Option<RunLoc>>,
     /// The run each compiled logical rule is an element of.
-    pub(crate) members: HashMap<(TableKind, RuleId), u32>,
+    pub(crate) members: FxMap<(TableKind, RuleId), u32>,
     /// Run sets of chains whose rules were not read but which a command
     /// flushes (`None`: every chain of the table): deleted with the flush.
     /// Filled by a partial read (direct mode); empty for a whole model.

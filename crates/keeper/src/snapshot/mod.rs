@@ -173,12 +173,21 @@ pub struct SnapWriter {
 
 impl SnapWriter {
     /// Take `b` (any split of the text).
+    /// A whole line of `b` goes to [`Self::put`] straight from `b`; only a
+    /// line split across calls is copied (no allocation per line).
     pub fn feed(&mut self, mut b: &[u8]) {
         while let Some(nl) = b.iter().position(|&c| c == b'\n') {
-            self.line.extend_from_slice(&b[..=nl]);
-            b = &b[nl + 1..];
-            let line = std::mem::take(&mut self.line);
-            self.put(&line);
+            let (head, rest) = b.split_at(nl + 1);
+            b = rest;
+            if self.line.is_empty() {
+                self.put(head);
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(head);
+                self.put(&line);
+                line.clear();
+                self.line = line;
+            }
         }
         self.line.extend_from_slice(b);
     }

@@ -1,4 +1,6 @@
-//! A small, fast, non-cryptographic hasher for the table's indexes.
+//! A small, fast, non-cryptographic hasher for the table's indexes (and,
+//! re-exported as `ruleset::hash`, for the compiler's and engine's
+//! per-rule maps).
 //!
 //! It is the Fx hash (rustc's): one rotate, xor and multiply per 8 bytes. The
 //! keys hashed here are rule bodies, chain ids and rule ids chosen by the
@@ -13,7 +15,7 @@ use crate::RuleId;
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 #[derive(Clone, Copy, Default)]
-pub(crate) struct FxHasher {
+pub struct FxHasher {
     hash: u64,
 }
 
@@ -58,15 +60,19 @@ impl Hasher for FxHasher {
     fn write_usize(&mut self, i: usize) {
         self.add(i as u64);
     }
+    /// The state rotated so that its best-mixed (high) bits come low:
+    /// hashbrown picks buckets by the low bits, and the low bits of a
+    /// product depend only on the low bits of the input — keys that share
+    /// their first bytes (addresses of one /16) fell into a few buckets.
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(26)
     }
 }
 
-pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
-pub(crate) type FxMap<K, V> = HashMap<K, V, FxBuild>;
-pub(crate) type FxSet<K> = HashSet<K, FxBuild>;
+pub type FxBuild = BuildHasherDefault<FxHasher>;
+pub type FxMap<K, V> = HashMap<K, V, FxBuild>;
+pub type FxSet<K> = HashSet<K, FxBuild>;
 
 /// A `RuleId` stored as two `u32` halves: alignment 4 makes an id-index entry
 /// `(IdKey, u32)` 12 bytes instead of 16.
@@ -92,5 +98,5 @@ pub(crate) fn spec_key<R: Hash>(chain: u32, body: &R) -> u32 {
     let mut h = FxHasher::default();
     h.write_u32(chain);
     body.hash(&mut h);
-    (h.finish() >> 32) as u32
+    (h.hash >> 32) as u32
 }
