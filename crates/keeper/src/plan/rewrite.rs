@@ -203,8 +203,14 @@ impl Planner<'_> {
         chain: &str,
         text: &str,
     ) -> Option<Rule> {
+        if self.p.rewrites.chains.is_empty() {
+            return None;
+        }
         let read = self.view.rule_by_text(kind, chain, text);
         let (family, whole) = (self.family, self.opts.whole_model);
+        if read.is_none() && !whole {
+            return None;
+        }
         let key = (family, kind, chain.to_string());
         let d = self.p.rewrites.chains.get_mut(&key)?;
         let old = &d.old;
@@ -356,6 +362,9 @@ impl Planner<'_> {
         for ri in dropped {
             self.drop_run(ri);
         }
+        // The daemon's model does not follow the kernel's counters unless
+        // they were read for this plan.
+        let stale_counters = self.opts.whole_model && !self.view.counters_are_fresh(kind, chain);
         // Then the input's rules in order, each after the one before it;
         // a numgen group among the new ones as one run.
         let mut prev: Option<Loc> = None;
@@ -394,10 +403,7 @@ impl Planner<'_> {
             let (kid, _, kc) = &d.old[i];
             t.set_rule_id(*id, *kid)
                 .map_err(|e| Error::other(e.to_string()))?;
-            // The daemon's model does not follow the kernel's counters
-            // unless they were read for this plan.
-            let stale = self.opts.whole_model && !self.view.counters_are_fresh(kind, chain);
-            let reset = stale || kc != c;
+            let reset = stale_counters || kc != c;
             match olds[i] {
                 Old::Plain(loc) => {
                     if reset {
