@@ -57,15 +57,16 @@ pub fn refresh_counters(
                 (None, None) => {}
             }
         }
+        // Every rule read is one of chain `c`'s (dumped by chain), so its
+        // position there is all the model needs: O(log n), no allocation.
         let t = st.model.table_mut(family, kind);
         for (id, k) in counts {
             let Some((cid, pos, _)) = t.rule_by_id(id) else {
                 continue;
             };
-            let Some(name) = t.chain_by_id(cid).map(|v| v.name.to_string()) else {
-                continue;
-            };
-            let _ = t.set_rule_counters(&name, pos, k);
+            if t.chain_by_id(cid).is_some_and(|v| v.name == c.as_str()) {
+                let _ = t.set_rule_counters(c, pos, k);
+            }
         }
         st.view_mut(family).counters_read(kind, c);
     }
