@@ -149,23 +149,10 @@ pub fn members(
         }
         let (fam, t) = copy_at(*f, *k);
         let es = absent_is_empty(sock.set_elems(fam, &t, name))?;
-        for (key, x) in elems::from_elems(cspec, h, es, now) {
-            if h.counters {
-                let c = in_copies.entry(key.clone()).or_default();
-                c.0 += x.packets;
-                c.1 += x.bytes;
-            }
-            if seen.insert(key.clone()) {
-                members.push((
-                    key,
-                    Ext {
-                        packets: 0,
-                        bytes: 0,
-                        ..x
-                    },
-                ));
-            }
-        }
+        let found = elems::from_elems(cspec, h, es, now);
+        absorb_copy(h, found, &mut members, &mut in_copies, |k| {
+            seen.insert(k.clone())
+        });
     }
     add_counters(&mut members, &in_copies);
     Ok((members, in_copies))
@@ -175,6 +162,36 @@ pub fn members(
 /// adds need a set without intervals, see `compile::lower::targets::set`).
 fn dynamic(spec: &SetSpec) -> bool {
     !spec.interval
+}
+
+/// One copy's elements (`found`) into a set's reading: their counters
+/// summed per member into `in_copies` (when the set counts), and each
+/// member `is_new` says the reading lacks added to `members` with zero
+/// counters (a packet-path add that reached only this copy).
+fn absorb_copy(
+    h: &Header,
+    found: Vec<(Key, Ext)>,
+    members: &mut Vec<(Key, Ext)>,
+    in_copies: &mut HashMap<Key, (u64, u64)>,
+    mut is_new: impl FnMut(&Key) -> bool,
+) {
+    for (key, x) in found {
+        if h.counters {
+            let c = in_copies.entry(key.clone()).or_default();
+            c.0 += x.packets;
+            c.1 += x.bytes;
+        }
+        if is_new(&key) {
+            members.push((
+                key,
+                Ext {
+                    packets: 0,
+                    bytes: 0,
+                    ..x
+                },
+            ));
+        }
+    }
 }
 
 fn add_counters(members: &mut [(Key, Ext)], in_copies: &HashMap<Key, (u64, u64)>) {
@@ -260,23 +277,11 @@ pub fn probe(
             }
             let (fam, t) = copy_at(*f, *k);
             let found = get_one(sock, fam, &t, name, cspec, h, p)?;
-            for (key, x) in elems::from_elems(cspec, h, found, now) {
-                if h.counters {
-                    let c = in_copies.entry(key.clone()).or_default();
-                    c.0 += x.packets;
-                    c.1 += x.bytes;
-                }
-                if !members.iter().any(|(m, _)| *m == key) {
-                    members.push((
-                        key,
-                        Ext {
-                            packets: 0,
-                            bytes: 0,
-                            ..x
-                        },
-                    ));
-                }
-            }
+            let found = elems::from_elems(cspec, h, found, now);
+            let mut known: HashSet<Key> = members.iter().map(|(m, _)| m.clone()).collect();
+            absorb_copy(h, found, &mut members, &mut in_copies, |k| {
+                known.insert(k.clone())
+            });
         }
     }
     add_counters(&mut members, &in_copies);
