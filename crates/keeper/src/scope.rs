@@ -8,7 +8,8 @@ use ruleset::{Family, TableKind};
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-/// What a command must read. `-F` of every chain reads nothing (one rule
+/// What a command must read. Commands on the raw table read it whole (see
+/// below). `-F` of every chain reads nothing (one rule
 /// delete naming no chain flushes the kernel table, and the table's run
 /// sets go by one set dump, see `Session::drop_flushed_run_sets`).
 /// Appends, head inserts, -N, -P, -X CHAIN,
@@ -21,6 +22,11 @@ use std::collections::HashSet;
 /// the command's rules are fetched by name.
 pub fn scope(p: &Parsed) -> Scope {
     use ruleset::RuleBody;
+    if p.table == TableKind::Raw {
+        // A change to raw may change the replay of its `-j CT --helper`
+        // rules, which is built from the whole table (compile::replay).
+        return Scope::Table;
+    }
     let mut names: Vec<String> = Vec::new();
     let mut add = |n: &str| {
         if !names.iter().any(|x| x == n) {
@@ -97,7 +103,8 @@ pub fn restore_scopes(
                     Some(i) => i,
                     None => {
                         let acc = Acc {
-                            table: !noflush,
+                            // Raw whole: see [`scope`].
+                            table: !noflush || k == TableKind::Raw,
                             ..Acc::default()
                         };
                         out.push((k, acc));

@@ -17,7 +17,7 @@
 //! tables are handed to [`Source::invalidate`].
 
 use crate::error::{Error, Failure, Refusal};
-use crate::plan::{Pending, PlanOpts, Planner};
+use crate::plan::{replay, Pending, PlanOpts, Planner};
 use crate::state::State;
 use iptables::exec::{restore_open, RestoreOpts, RestoreStats};
 use iptables::parse::Parsed;
@@ -249,6 +249,18 @@ fn commit_cmds(
         let mut pending = Pending::new(sock.batch(Some(genid)));
         pending.tails = std::mem::take(&mut st.tails);
         let mut touched: HashSet<(Family, TableKind)> = HashSet::new();
+        // Raw tables the group changes: whether each had helper rules, and
+        // the last write that changed it (its tag goes on the replay).
+        let mut raw: Vec<(Family, bool, Option<usize>)> = Vec::new();
+        for w in group
+            .iter()
+            .filter(|w| kinds_of(w).contains(&TableKind::Raw))
+        {
+            if !raw.iter().any(|(f, ..)| *f == w.family) {
+                let t = st.model.table(w.family, TableKind::Raw);
+                raw.push((w.family, compile::replay::has_helpers(t), None));
+            }
+        }
         let mut outs: Vec<Option<Result<String, Error>>> = (0..n).map(|_| None).collect();
         for (i, w) in group.iter().enumerate() {
             if fin[i].is_some() {
@@ -288,8 +300,22 @@ fn commit_cmds(
                     break;
                 }
             }
+            let changes_raw = kinds_of(w).contains(&TableKind::Raw);
+            if r.is_ok() && changes_raw {
+                let t = st.model.table(w.family, TableKind::Raw);
+                if let Err((_, e)) = replay::check(t, w.family) {
+                    r = Err(Error::Command(e));
+                }
+            }
             match r {
-                Ok(()) => outs[i] = Some(Ok(out)),
+                Ok(()) => {
+                    outs[i] = Some(Ok(out));
+                    if changes_raw {
+                        if let Some(x) = raw.iter_mut().find(|x| x.0 == w.family) {
+                            x.2 = Some(i);
+                        }
+                    }
+                }
                 Err(e) => {
                     for (k, sp) in sps {
                         st.model.table_mut(w.family, k).rollback_to(sp);
@@ -298,6 +324,12 @@ fn commit_cmds(
                     st.ipset.places = places_before;
                     outs[i] = Some(Err(e));
                 }
+            }
+        }
+        for (f, had, last) in &raw {
+            if let Some(i) = last {
+                pending.set_tag(*i as Tag);
+                replay::emit(&mut pending, *f, st.model.table(*f, TableKind::Raw), *had);
             }
         }
         let end_model = |st: &mut State, keep: bool| {
@@ -571,6 +603,9 @@ fn restore(
             ..opts
         };
         let places0 = st.ipset.places.clone();
+        let changes_raw = named_tables(w, job).contains(&(w.family, TableKind::Raw));
+        let had_helpers =
+            changes_raw && compile::replay::has_helpers(st.model.table(w.family, TableKind::Raw));
         let (rs, view, sets) = st.model_view_ipsets(w.family);
         let mut planner = Planner::new(w.family, view, &mut pending, o2).with_ipsets(sets);
         let (rstats, reverse) = match restore_open(rs, &job.input, &o, &mut planner) {
@@ -591,8 +626,29 @@ fn restore(
         if job.test {
             return Ok(rstats);
         }
-        if let Err(e) = planner.finish(rs) {
-            let line = pending.tag as usize;
+        // The replay of raw's helper rules is checked on the whole new
+        // table, before it is written (while the lines of its rules are
+        // known): a refusal names the line of the rule it cannot replay.
+        let refused = if changes_raw {
+            replay::check(rs.table(w.family, TableKind::Raw), w.family)
+                .err()
+                .map(|(id, e)| {
+                    let line = planner
+                        .p
+                        .fresh_tags
+                        .get(&(w.family, TableKind::Raw))
+                        .and_then(|ft| ft.rules.get(&id))
+                        .map_or(planner.p.tag as usize, |t| *t as usize);
+                    (line, e)
+                })
+        } else {
+            None
+        };
+        let finished = match refused {
+            Some(x) => Err(x),
+            None => planner.finish(rs).map_err(|e| (planner.p.tag as usize, e)),
+        };
+        if let Err((line, e)) = finished {
             reverse.undo(&mut st.model);
             restore_presence(st, &present0);
             st.ipset.places = places0.clone();
@@ -603,6 +659,10 @@ fn restore(
                 line,
                 err: Error::Command(e),
             });
+        }
+        if changes_raw {
+            let t = st.model.table(w.family, TableKind::Raw);
+            replay::emit(&mut pending, w.family, t, had_helpers);
         }
         let touched: HashSet<(Family, TableKind)> = named_tables(w, job).into_iter().collect();
         if pending.is_empty() {

@@ -1,16 +1,17 @@
-//! Real packets, `-j CT --helper` / `--timeout`: the kernel facts behind nfkeeper's
-//! refusal of it (docs/compatibility.md, "`-j CT --helper`"), checked
-//! with an FTP-like exchange whose PORT commands make the kernel's ftp
-//! helper register expectations (/proc/net/nf_conntrack_expect, per
-//! network namespace) exactly when the connection carrying them has the
-//! helper. iptables-nft (xt_CT through nft_compat in its `raw` table) is
-//! the reference; `nft` writes the candidate native forms. If the kernel
-//! ever lets `ct helper set` act before conntrack, or the candidates stop
-//! differing from xt_CT, a case here fails and the refusal should be
-//! revisited. Also `ct timeout set`'s same limit (the conntrack's
-//! remaining seconds), and that nfkeeper refuses `--helper` and
-//! `--timeout` with the reason. Skips without root, `ip`, python3, `nft`
-//! or iptables-nft.
+//! Real packets, `-j CT --helper` / `--timeout`: nfkeeper's form of the
+//! helper (the raw table replayed just after conntrack, see
+//! compile::replay and docs/compatibility.md, "`-j CT --helper`") and the
+//! kernel facts it rests on, checked with an FTP-like exchange whose PORT
+//! commands make the kernel's ftp helper register expectations
+//! (/proc/net/nf_conntrack_expect, per network namespace) exactly when the
+//! connection carrying them has the helper. iptables-nft (xt_CT through
+//! nft_compat in its `raw` table) is the reference; `nft` writes the
+//! forms the replay is made of. If the kernel ever lets `ct helper set`
+//! act before conntrack, or nfkeeper's rules stop giving what xt_CT gives,
+//! a case here fails. Also `ct timeout set`'s same limit (the conntrack's
+//! remaining seconds), and that nfkeeper refuses `--timeout` and helper
+//! rules it cannot replay with the reason. Skips without root, `ip`,
+//! python3, `nft` or iptables-nft.
 
 mod common;
 
@@ -133,6 +134,8 @@ fn nft_form(priority: i32, matches: &str) -> String {
 enum Setup {
     /// iptables-nft commands (the reference: xt_CT in its raw table).
     Xt(&'static [&'static str]),
+    /// The same through nfkeeper (whose `verify` must then be clean).
+    Nfk(&'static [&'static str]),
     /// `nft` ruleset text.
     Nft(String),
 }
@@ -204,6 +207,56 @@ fn cases() -> Vec<Case> {
             data: false,
             want: 0,
         },
+        Case {
+            name: "nfkeeper --helper in raw: the control connection has the helper",
+            setup: Setup::Nfk(&["-t raw -A PREROUTING -p tcp --dport 21 -j CT --helper ftp"]),
+            data: false,
+            want: 1,
+        },
+        Case {
+            name: "nfkeeper: through user chains, as a firewall's dump has it",
+            setup: Setup::Nfk(&[
+                "-t raw -N zones",
+                "-t raw -N allow",
+                "-t raw -A PREROUTING -j LOG",
+                "-t raw -A PREROUTING -i nomatch+ -j ACCEPT",
+                "-t raw -A PREROUTING -g zones",
+                "-t raw -A zones -j allow",
+                "-t raw -A allow -p udp --dport 137 -j CT --helper netbios-ns",
+                "-t raw -A allow -p tcp --dport 21 -j CT --helper ftp",
+            ]),
+            data: false,
+            want: 1,
+        },
+        Case {
+            name: "nfkeeper: as xt_CT, no helper for the expected data connection",
+            setup: Setup::Nfk(&[
+                "-t raw -A PREROUTING -p tcp -j CT --helper ftp",
+                "-t raw -A OUTPUT -p tcp -j CT --helper ftp",
+            ]),
+            data: true,
+            want: 0,
+        },
+        Case {
+            name: "nfkeeper: as xt_CT, the first CT target wins",
+            setup: Setup::Nfk(&[
+                "-t raw -A PREROUTING -p tcp --dport 21 -j CT",
+                "-t raw -A PREROUTING -p tcp --dport 21 -j CT --helper ftp",
+            ]),
+            data: false,
+            want: 0,
+        },
+        Case {
+            name: "nfkeeper: a RETURN before the helper rule skips it",
+            setup: Setup::Nfk(&[
+                "-t raw -N h",
+                "-t raw -A PREROUTING -j h",
+                "-t raw -A h -p tcp -j RETURN",
+                "-t raw -A h -p tcp --dport 21 -j CT --helper ftp",
+            ]),
+            data: false,
+            want: 0,
+        },
     ]
 }
 
@@ -239,6 +292,25 @@ fn helper_assignment_facts() {
                     assert!(o.status.success(), "{}: {line}", case.name);
                 }
             }
+            Setup::Nfk(lines) => {
+                for line in *lines {
+                    let o = server.nfk_output(&format!("iptables {line}"));
+                    assert!(
+                        o.status.success(),
+                        "{}: {line}: {}",
+                        case.name,
+                        String::from_utf8_lossy(&o.stderr)
+                    );
+                }
+                let o = server.nfk_output("verify");
+                assert!(
+                    o.status.success(),
+                    "{}: verify: {}{}",
+                    case.name,
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
             Setup::Nft(text) => {
                 let o = server.exec(&["nft", text]);
                 assert!(
@@ -258,23 +330,24 @@ fn helper_assignment_facts() {
     }
 }
 
-/// nfkeeper refuses the rule (exit 2, iptables' usage hint) with the
-/// reason, in both families, and for `--timeout`.
+/// nfkeeper refuses `--timeout` and helper rules it cannot replay (exit 2,
+/// iptables' usage hint) with the reason, in both families, and a refused
+/// command changes nothing.
 #[test]
-fn nfkeeper_refuses_ct_helper_and_timeout() {
+fn nfkeeper_refuses_what_it_cannot_replay() {
     let Some(net) = lan("ctref") else { return };
     let cases = [
         (
-            "iptables -t raw -A PREROUTING -p tcp --dport 21 -j CT --helper ftp",
-            "-j CT --helper ftp has no native nftables form in nfkeeper: a ct helper object",
-        ),
-        (
-            "ip6tables -t raw -A OUTPUT -p tcp --dport 21 -j CT --helper ftp",
-            "-j CT --helper ftp has no native nftables form in nfkeeper: a ct helper object",
-        ),
-        (
             "iptables -t raw -A PREROUTING -p udp -j CT --timeout udp-short",
             "-j CT --timeout udp-short has no native nftables form in nfkeeper: the timeout policy",
+        ),
+        (
+            "ip6tables -t raw -A OUTPUT -j CT --helper ftp",
+            "-j CT --helper ftp has no native nftables form in nfkeeper: the helper's protocol",
+        ),
+        (
+            "iptables -t raw -A PREROUTING -p tcp -m statistic --mode nth --every 2 --packet 0 -j CT --helper ftp",
+            "-m statistic reads the conntrack or keeps state",
         ),
     ];
     for (line, reason) in cases {
@@ -283,6 +356,27 @@ fn nfkeeper_refuses_ct_helper_and_timeout() {
         assert_eq!(o.status.code(), Some(2), "`{line}`: {err}");
         assert!(err.contains(reason), "`{line}`: {err}");
     }
+    // A rule in front that the replay cannot repeat: refused, and the
+    // ruleset (and its replay) stay as they were.
+    let ok = "iptables -t raw -A PREROUTING -p tcp --dport 21 -j CT --helper ftp";
+    assert!(net.server.nfk_output(ok).status.success());
+    let before = net.server.exec(&["nft", "list", "ruleset"]);
+    let o = net
+        .server
+        .nfk_output("iptables -t raw -I PREROUTING -m limit --limit 1/s -j ACCEPT");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("rule 1 of chain PREROUTING cannot be replayed: -m limit"),
+        "{err}"
+    );
+    let after = net.server.exec(&["nft", "list", "ruleset"]);
+    assert_eq!(before.stdout, after.stdout);
+    // The last helper rule gone, the replay table goes too.
+    assert!(net.server.nfk_output("iptables -t raw -F").status.success());
+    let tables = net.server.exec(&["nft", "list", "tables"]);
+    let tables = String::from_utf8_lossy(&tables.stdout);
+    assert!(!tables.contains("nfkeeper_raw_helpers"), "{tables}");
 }
 
 /// `ct timeout set` has the same limit as `ct helper set`: at raw's

@@ -158,8 +158,16 @@ fn target_forms() {
             Raw,
             "PREROUTING",
             "-p tcp -j CT --helper ftp",
+            // The helper itself is the replay's (compile::replay).
+            Form::Native,
+        ),
+        (
+            Ipv4,
+            Raw,
+            "PREROUTING",
+            "-j CT --helper ftp",
             Form::Refused(&[
-                "ct helper object",
+                "needs -p PROTO",
                 "xtables CT target runs only in a table named raw, and nfkeeper's \
                  table is named nfkeeper_raw",
             ]),

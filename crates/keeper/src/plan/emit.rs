@@ -18,7 +18,7 @@ fn unsupported(e: impl std::fmt::Display) -> Error {
 
 /// A lowering refusal in iptables' words (a missing set as iptables-nft
 /// says it).
-fn lower_error(e: LowerError) -> Error {
+pub(crate) fn lower_error(e: LowerError) -> Error {
     match e {
         LowerError::NoSet(name) => Error::param(format!("Set {name} doesn't exist.\n")),
         e => unsupported(e),

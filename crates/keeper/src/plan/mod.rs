@@ -20,6 +20,7 @@ mod diff;
 mod emit;
 mod fresh;
 mod pending;
+pub mod replay;
 mod rewrite;
 pub(crate) mod runs;
 mod view;

@@ -9,17 +9,15 @@
 //! - `--zone[-orig|-reply] mark`: `ct zone set meta mark`; the kernel takes
 //!   the zone id as the low 16 bits of the mark, which are the first two
 //!   bytes of the 32-bit host-order register only on little-endian hosts.
-//! - `--helper`: no native form in the raw table: xt_CT puts the helper on
-//!   the template the conntrack is later made from, while a `ct helper`
-//!   object (`objref`) only acts on an existing, unconfirmed conntrack,
-//!   which a packet does not have yet at raw's priority (-300, before
-//!   conntrack at -200), so it does nothing there. (Checked: an FTP
-//!   control connection whose SYN passes `ct helper set` at -300 gets no
-//!   helper and its PORT command no expectation; at -199 it does:
-//!   nfkeeper/tests/packets_ct_helper.rs.) A second base chain after
-//!   conntrack that replays the raw chain is sound only under conditions
-//!   on the whole chain; docs/compatibility.md ("`-j CT --helper` and
-//!   `--timeout`") lists them and why that form is not built yet.
+//! - `--helper` (raw table only, where xt_CT runs): nothing in the raw
+//!   chain but the rule's place and counter (and its zone, below); the
+//!   helper is given right after conntrack by the replay of the raw table
+//!   in a table of its own ([`crate::replay`]: a `ct helper` object only
+//!   acts on an existing, unconfirmed conntrack, which a packet does not
+//!   have yet at raw's priority; nfkeeper/tests/packets_ct_helper.rs).
+//!   Refused when the rule itself could not be replayed
+//!   ([`crate::replay::helper_rule_refusal`]); the keeper checks the rest
+//!   of the table when it builds the replay.
 //! - `--timeout`: names a timeout policy of nfnetlink_cttimeout (made with
 //!   `nfct`); an nftables `ct timeout` object is a separate object of the
 //!   table with its own values and cannot refer to that policy, and like
@@ -34,6 +32,7 @@ use crate::lower::{Cx, LowerError, Result};
 use iptables::ext::targets::ct::{Ct, ZoneDir};
 use nft::expr::{ct, reg};
 use nft::Expr;
+use ruleset::TableKind;
 
 pub fn lower(t: &Ct, cx: &mut Cx) -> Result<()> {
     if t.notrack {
@@ -41,12 +40,17 @@ pub fn lower(t: &Ct, cx: &mut Cx) -> Result<()> {
         return Ok(());
     }
     if !t.helper.is_empty() {
-        return Err(LowerError::not_native(
-            format!("-j CT --helper {}", t.helper),
-            "a ct helper object only acts on an existing conntrack, which a \
-             packet does not have yet in the raw table, where xt_CT attaches \
-             the helper to the template",
-        ));
+        let what = || format!("-j CT --helper {}", t.helper);
+        if cx.table != TableKind::Raw {
+            return Err(LowerError::not_native(
+                what(),
+                "xt_CT runs only in the raw table, and nftables' ct helper \
+                 set is given after conntrack by replaying the raw table",
+            ));
+        }
+        if let Some(why) = crate::replay::helper_rule_refusal(cx.rule) {
+            return Err(LowerError::not_native(what(), why));
+        }
     }
     if !t.timeout.is_empty() {
         return Err(LowerError::not_native(
@@ -167,6 +171,34 @@ mod tests {
         ] {
             let e = run(Family::Ipv4, |cx| lower(&t, cx)).unwrap_err();
             assert!(matches!(e, LowerError::NotNative { .. }), "{t:?}");
+        }
+    }
+
+    /// In the raw table a helper rule lowers to its zone only (the replay
+    /// gives the helper), if the rule itself can be replayed.
+    #[test]
+    fn helper_in_raw() {
+        let t = Ct {
+            helper: "ftp".into(),
+            zone: 2,
+            ..Ct::default()
+        };
+        let at = |proto: u8, inv: u8| {
+            let rule = iptables::Rule {
+                proto,
+                inv,
+                ..Default::default()
+            };
+            let mut cx = Cx::new(Family::Ipv4, TableKind::Raw, "PREROUTING", &rule);
+            lower(&t, &mut cx).map(|()| cx.out)
+        };
+        assert_eq!(
+            at(6, 0).unwrap(),
+            vec![imm(1, &2u16.to_ne_bytes()), ct_set(ct::ZONE, None)]
+        );
+        for (proto, inv) in [(0, 0), (6, iptables::rule::inv::PROTO)] {
+            let e = at(proto, inv).unwrap_err().to_string();
+            assert!(e.contains("needs -p PROTO"), "{e}");
         }
     }
 }

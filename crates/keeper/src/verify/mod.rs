@@ -17,8 +17,13 @@
 //!   set header is read from the ipset table) by a rule; anything else in
 //!   the table is foreign.
 //!
+//! For the raw table also the replay table of its `-j CT --helper` rules
+//! ([`replay`]).
+//!
 //! Counters are not compared (they are the kernel's). Cost: one rule dump,
 //! one set dump, one element dump per set, plus the read itself.
+
+mod replay;
 
 use crate::read::{read_table, RunSnap};
 use compile::layout;
@@ -171,6 +176,9 @@ pub fn verify_table(
             };
             cx.check_plain(sock, &sets, r.body, kr, exprs, &mut rep)?;
         }
+    }
+    if kind == TableKind::Raw {
+        replay::check(sock, family, &snap.table, &mut rep)?;
     }
     for s in &sets {
         if s.name == catalog::SET {
