@@ -11,15 +11,16 @@ use super::{Job, Sets};
 use crate::error::Error;
 use crate::plan::Pending;
 use crate::state::State;
-use crate::txn::{Done, Source, Stats, Work, Write};
+use crate::txn::{Plan, Source, Work, Write};
 use ipset::exec::{self, Ctx, Output};
 use ipset::model::{expand, Adt, Key};
 use ipset::parse::{restore, verb, Cmd, Command};
 use ipset::types::SetType;
+use nft::socket::CommitReport;
 use nft::{Socket, Tag};
 use ruleset::{Family, TableKind};
 use std::collections::BTreeSet;
-use std::time::Instant;
+use std::collections::HashMap;
 
 /// At most this many members are probed one by one (GETs); a command that
 /// names more reads the whole set (one dump).
@@ -299,50 +300,49 @@ fn plan(
 }
 
 /// A group of ipset writes (every write's work is [`Work::Ipset`]) as one
-/// transaction; one [`Done::Ipset`] each.
-pub fn commit(
-    sock: &mut Socket,
-    st: &mut State,
-    src: &mut dyn Source,
-    group: &[&Write],
-    stats: &mut Stats,
-) -> Vec<Done> {
-    let n = group.len();
-    let mut fin: Vec<Option<Output>> = (0..n).map(|_| None).collect();
-    let mut attempt = 0u32;
-    loop {
-        let open: Vec<&Write> = (0..n)
-            .filter(|i| fin[*i].is_none())
-            .map(|i| group[i])
-            .collect();
-        if open.is_empty() {
-            break;
+/// transaction through the transaction core's driver (`crate::txn`): the
+/// jobs run on the sets' model under one savepoint, a job that fails in
+/// the model leaves nothing in the batch, a refused message is worded as
+/// ipset words the kernel's error for the command and line that sent it.
+pub(crate) struct IpsetPlan<'g> {
+    group: &'g [&'g Write],
+    /// Of the attempt being made: the model's savepoint, what the places
+    /// and the home table's presence were, and each job's trail of
+    /// messages (for wording a refusal).
+    sp: Option<ipset::model::Savepoint>,
+    kept: (HashMap<String, super::Place>, bool),
+    trails: Vec<Trail>,
+}
+
+impl<'g> IpsetPlan<'g> {
+    pub(crate) fn new(group: &'g [&'g Write]) -> IpsetPlan<'g> {
+        IpsetPlan {
+            group,
+            sp: None,
+            kept: (HashMap::new(), false),
+            trails: Vec::new(),
         }
-        if attempt > 0 && !src.backoff(attempt) {
-            fail_open(&mut fin, group, &Error::Busy);
-            break;
-        }
-        let genid = match src.prepare(sock, st, &open, attempt) {
-            Ok(g) => g,
-            Err(Error::Busy) => {
-                stats.conflicts += 1;
-                attempt += 1;
-                continue;
-            }
-            Err(e) => {
-                fail_open(&mut fin, group, &e);
-                break;
-            }
-        };
+    }
+}
+
+impl Plan for IpsetPlan<'_> {
+    type Answer = Output;
+
+    fn plan(
+        &mut self,
+        st: &mut State,
+        _src: &mut dyn Source,
+        pending: &mut Pending,
+        open: &[bool],
+    ) -> Vec<Option<Output>> {
         let now = super::now();
         let sets = &mut st.ipset;
-        let kept = (sets.places.clone(), sets.table);
-        let sp = sets.store.begin();
-        let mut pending = Pending::new(sock.batch(Some(genid)));
-        let mut outs: Vec<Option<Output>> = (0..n).map(|_| None).collect();
-        let mut trails: Vec<Trail> = (0..n).map(|_| Trail::default()).collect();
-        for (i, w) in group.iter().enumerate() {
-            if fin[i].is_some() {
+        self.kept = (sets.places.clone(), sets.table);
+        self.sp = Some(sets.store.begin());
+        self.trails = (0..self.group.len()).map(|_| Trail::default()).collect();
+        let mut outs: Vec<Option<Output>> = (0..self.group.len()).map(|_| None).collect();
+        for (i, w) in self.group.iter().enumerate() {
+            if !open[i] {
                 continue;
             }
             let Work::Ipset(job) = &w.work else {
@@ -351,7 +351,7 @@ pub fn commit(
             };
             let mark = pending.batch.mark();
             let before = (sets.places.clone(), sets.table);
-            let o = plan(sets, &mut pending, i as Tag, job, now, &mut trails[i]);
+            let o = plan(sets, pending, i as Tag, job, now, &mut self.trails[i]);
             if o.code != 0 {
                 // The model changed nothing; neither may the batch.
                 pending.batch.truncate(mark);
@@ -359,61 +359,62 @@ pub fn commit(
             }
             outs[i] = Some(o);
         }
-        if pending.is_empty() {
-            sets.store.commit(sp);
-            settle(&mut fin, &mut outs);
-            break;
-        }
-        let t0 = Instant::now();
-        let rep = sock.commit(pending.batch());
-        stats.commit_time += t0.elapsed();
-        match rep {
-            Ok(rep) if rep.outcome.is_ok() => {
-                sets.store.commit(sp);
-                stats.commits += 1;
-                st.genid = genid.wrapping_add(1);
-                settle(&mut fin, &mut outs);
-                break;
-            }
-            Ok(rep) => {
-                sets.store.rollback(sp);
-                (sets.places, sets.table) = kept;
-                let first = rep.outcome.errors.first();
-                match first.and_then(|e| e.tag.map(|t| (t as usize, e.code, e.seq))) {
-                    Some((i, code, seq)) if i < n => {
-                        let (intent, line) = trails[i]
-                            .find(seq)
-                            .unwrap_or((super::mirror::Intent::Add, 0));
-                        let e = word(intent, -code);
-                        let Work::Ipset(job) = &group[i].work else {
-                            unreachable!("ipset group")
-                        };
-                        let mut o = Output {
-                            code: e.exit_code(),
-                            ..Output::default()
-                        };
-                        if !quiet(&job.args) {
-                            o.stderr = e.render((line > 0).then_some(line));
-                        }
-                        fin[i] = Some(o);
-                    }
-                    _ => {
-                        stats.conflicts += 1;
-                        attempt += 1;
-                    }
-                }
-            }
-            Err(e) => {
-                sets.store.rollback(sp);
-                (sets.places, sets.table) = kept;
-                fail_open(&mut fin, group, &Error::Unconfirmed(e.to_string()));
-                break;
-            }
+        outs
+    }
+
+    fn kept(
+        &mut self,
+        _sock: &mut Socket,
+        st: &mut State,
+        _src: &mut dyn Source,
+        _pending: &Pending,
+        _rep: Option<&CommitReport>,
+        _answers: &[Option<Output>],
+    ) {
+        if let Some(sp) = self.sp.take() {
+            st.ipset.store.commit(sp);
         }
     }
-    fin.into_iter()
-        .map(|o| Done::Ipset(o.unwrap_or_else(|| failure(&Error::Busy, false))))
-        .collect()
+
+    /// Sets are read for each command (`prepare`), so nothing is handed
+    /// to the source to read again.
+    fn undone(&mut self, st: &mut State, _: &mut dyn Source, _: &Pending, _unknown: bool) {
+        let sets = &mut st.ipset;
+        if let Some(sp) = self.sp.take() {
+            sets.store.rollback(sp);
+        }
+        (sets.places, sets.table) = std::mem::take(&mut self.kept);
+    }
+
+    fn refused(
+        &mut self,
+        _sock: &mut Socket,
+        _src: &mut dyn Source,
+        _pending: &Pending,
+        (tag, errno, seq): (Tag, i32, u32),
+    ) -> Option<Output> {
+        let i = tag as usize;
+        let (intent, line) = self.trails[i]
+            .find(seq)
+            .unwrap_or((super::mirror::Intent::Add, 0));
+        let e = word(intent, errno);
+        let Work::Ipset(job) = &self.group[i].work else {
+            unreachable!("ipset group")
+        };
+        let mut o = Output {
+            code: e.exit_code(),
+            ..Output::default()
+        };
+        if !quiet(&job.args) {
+            o.stderr = e.render((line > 0).then_some(line));
+        }
+        Some(o)
+    }
+
+    fn failed(&self, i: usize, e: &Error) -> Output {
+        let q = matches!(&self.group[i].work, Work::Ipset(j) if quiet(&j.args));
+        failure(e, q)
+    }
 }
 
 /// The output of a write that failed outside the model.
@@ -431,23 +432,6 @@ pub fn failure(e: &Error, quiet: bool) -> Output {
         stdout: String::new(),
         stderr: if quiet { String::new() } else { e.render(None) },
         code: e.exit_code(),
-    }
-}
-
-fn fail_open(fin: &mut [Option<Output>], group: &[&Write], e: &Error) {
-    for (f, w) in fin.iter_mut().zip(group) {
-        if f.is_none() {
-            let q = matches!(&w.work, Work::Ipset(j) if quiet(&j.args));
-            *f = Some(failure(e, q));
-        }
-    }
-}
-
-fn settle(fin: &mut [Option<Output>], outs: &mut [Option<Output>]) {
-    for (f, o) in fin.iter_mut().zip(outs.iter_mut()) {
-        if f.is_none() {
-            *f = Some(o.take().unwrap_or_default());
-        }
     }
 }
 
