@@ -286,6 +286,27 @@ fn lost_replies_do_not_apply_twice() {
     );
 }
 
+/// The same for ipset: an `ipset add` whose commit lost every reply is
+/// answered as unknown (ipset's kernel error, exit 1), not replayed, and
+/// the member is in the kernel once.
+#[test]
+fn lost_replies_do_not_apply_an_ipset_twice() {
+    let k = Kernel::new();
+    let mut s = session(&k, false);
+    let job = |args: &[&str]| keeper::ipset::Job {
+        args: args.iter().map(|a| a.to_string()).collect(),
+        input: None,
+    };
+    let o = s.ipset(job(&["create", "s", "hash:ip", "counters"]));
+    assert_eq!(o.code, 0, "{o:?}");
+    k.lose_next_replies(Loss::Everything);
+    let o = s.ipset(job(&["add", "s", "192.0.2.1"]));
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(o.stderr.contains("was lost"), "{o:?}");
+    let o = s.ipset(job(&["save", "s"]));
+    assert_eq!(o.stdout.matches("add s 192.0.2.1").count(), 1, "{o:?}");
+}
+
 #[path = "fake_kernel/differential.rs"]
 mod differential;
 
