@@ -162,7 +162,7 @@ impl Planner<'_> {
 
     /// Append every rule of `chain` (the model's) to the kernel chain, runs
     /// compiled when the engine compiles them.
-    fn emit_chain(
+    pub(crate) fn emit_chain(
         &mut self,
         kind: TableKind,
         t: &Table<Rule>,

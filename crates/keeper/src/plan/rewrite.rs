@@ -50,6 +50,7 @@ use iptables::{Error, Rule};
 use nft::batch::Placement;
 use nft::Tag;
 use ruleset::{Counters, Family, RuleId, Ruleset, Table, TableKind};
+use ruleset::hash::FxMap;
 use std::collections::HashMap;
 
 /// A chain whose flush is deferred.
@@ -61,7 +62,7 @@ pub(crate) struct Deferred {
     /// Input line of the flush.
     tag: Tag,
     /// Input line of each rule added since the flush.
-    lines: HashMap<RuleId, Tag>,
+    lines: FxMap<RuleId, Tag>,
     /// Index in `old` of each old rule, built on first use (see
     /// [`Planner::old_rule_by_text`]).
     by_id: Option<HashMap<RuleId, usize>>,
@@ -134,7 +135,7 @@ impl Planner<'_> {
                 let d = Deferred {
                     old,
                     tag: self.p.tag,
-                    lines: HashMap::new(),
+                    lines: FxMap::default(),
                     by_id: None,
                     by_text: None,
                 };
@@ -158,20 +159,19 @@ impl Planner<'_> {
                 }
                 return Ok(());
             }
-            Command::NewChain(c)
-                if self.opts.compile.is_some_and(|o| o.numgen) && !self.opts.plain_appends =>
-            {
+            Command::NewChain(c) if self.opts.compile.is_some() && !self.opts.plain_appends => {
                 // A chain created here is written at its settling too (as a
-                // rewrite of nothing): its rules are then known whole, so a
-                // numgen group is one run from the start (kube-proxy's first
-                // sync declares every chain).
+                // rewrite of nothing): its rules are then known whole, so
+                // they compile into runs as a replaced table's do
+                // (kube-proxy's first sync declares every chain and writes
+                // KUBE-SERVICES as one verdict map).
                 let k = key(c);
                 self.run(kind, t, p, &mut String::new())?;
                 if !self.p.rewrites.chains.contains_key(&k) {
                     let d = Deferred {
                         old: Vec::new(),
                         tag: self.p.tag,
-                        lines: HashMap::new(),
+                        lines: FxMap::default(),
                         by_id: None,
                         by_text: None,
                     };
@@ -558,7 +558,12 @@ impl Planner<'_> {
             self.drop_runs_in(kind, &[chain.to_string()]);
             self.drop_unread_run_sets(kind, Some(chain));
         }
-        let runs = !self.opts.plain_appends && self.opts.compile.is_some() && self.opts.whole_model;
+        let compile = !self.opts.plain_appends && self.opts.compile.is_some();
+        if compile && !self.opts.whole_model {
+            // Known whole: compiled as a replaced table's chain is.
+            return self.emit_chain(kind, t, chain, &d.lines);
+        }
+        let runs = compile && self.opts.whole_model;
         let key = (self.family, kind, chain.to_string());
         if runs {
             let tail = self.tail_from_model(kind, t, chain);
