@@ -31,6 +31,7 @@ pub mod adapters;
 pub mod cf;
 pub mod cli;
 pub mod compare;
+pub mod conformance;
 pub mod ipset;
 pub mod kube;
 pub mod machine;
