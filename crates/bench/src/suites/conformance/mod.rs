@@ -147,7 +147,7 @@ pub fn summary(tools: &[(String, Vec<Verdict>)]) -> String {
         s.push_str(&format!(" **{p}** |"));
     }
     s.push('\n');
-    s.push_str(&format!("| pass rate | |"));
+    s.push_str("| pass rate | |");
     for p in &passed {
         s.push_str(&format!(" {} |", pct(*p, total)));
     }
@@ -185,7 +185,24 @@ fn totals(tools: &[(String, Vec<Verdict>)]) -> String {
         })
         .count();
     if tools.len() > 1 {
-        s.push_str(&format!("failed by every tool: {all_fail}\n"));
+        s.push_str(&format!(
+            "failed by every tool: {all_fail} (a module this kernel lacks, mostly)\n"
+        ));
+        for (name, vs) in tools {
+            let p = vs.iter().filter(|v| v.failure.is_none()).count();
+            s.push_str(&format!(
+                "{name}: {p} of the {} vectors some tool passes ({})\n",
+                n - all_fail,
+                pct(p, n - all_fail)
+            ));
+        }
+    }
+    for (name, vs) in tools {
+        let (p, t) = unit_tests(vs);
+        s.push_str(&format!(
+            "{name}: {p} of {t} unit tests pass (iptables-test.py's count: a line \
+             per family, passed when it passes in every chain)\n"
+        ));
     }
     if let Some((_, base)) = tools.iter().find(|(n, _)| n == "iptables-nft") {
         let good: Vec<usize> = (0..n).filter(|i| base[*i].failure.is_none()).collect();
@@ -202,6 +219,17 @@ fn totals(tools: &[(String, Vec<Verdict>)]) -> String {
         }
     }
     s
+}
+
+/// (lines passed in every chain, lines) per family: the "unit tests" of
+/// iptables-test.py's own summary.
+fn unit_tests(vs: &[Verdict]) -> (usize, usize) {
+    let mut lines: BTreeMap<(&str, usize, vectors::Family), bool> = BTreeMap::new();
+    for v in vs {
+        let x = &v.vector;
+        *lines.entry((x.file.as_str(), x.line, x.family)).or_insert(true) &= v.failure.is_none();
+    }
+    (lines.values().filter(|p| **p).count(), lines.len())
 }
 
 /// The vectors `tool` fails and iptables-nft passes, per file, with the
