@@ -217,7 +217,7 @@ mod tests {
             quick: true,
             ..SuiteArgs::default()
         };
-        let cases: [(&str, Cmd); 10] = [
+        let cases: [(&str, Cmd); 11] = [
             ("nfkeeper bench", Cmd::Suites(None, SuiteArgs::default())),
             ("nfkeeper bench --quick", Cmd::Suites(None, quick.clone())),
             (
@@ -258,6 +258,15 @@ mod tests {
                     cmds: Some(1000),
                     rcu_expedited: false,
                     out: None,
+                }),
+            ),
+            (
+                "nfkeeper bench conformance --adapters nfkeeper --files libxt_tcp,libipt_ --out o",
+                Cmd::Conformance(ConformanceArgs {
+                    adapters: vec!["nfkeeper".into()],
+                    vectors: None,
+                    files: vec!["libxt_tcp".into(), "libipt_".into()],
+                    out: Some("o".into()),
                 }),
             ),
             (
@@ -354,6 +363,10 @@ mod tests {
                 "each size must be at least 10",
             ),
             ("nfkeeper demo --rules many", "not a number: many"),
+            (
+                "nfkeeper bench conformance --adapters nft",
+                "invalid value 'nft' for '--adapters <A,...>'",
+            ),
             (
                 "nfkeeper load",
                 "the following required arguments were not provided",

@@ -20,7 +20,10 @@ fn nfkeeper_fails_exactly_the_listed_vectors() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = root.join("../shared/conformance/iptables-1.8.11/extensions");
     if !dir.is_dir() {
-        eprintln!("SKIP: iptables 1.8.11 vectors not found ({})", dir.display());
+        eprintln!(
+            "SKIP: iptables 1.8.11 vectors not found ({})",
+            dir.display()
+        );
         return;
     }
     if !bench::netns::is_root() {
@@ -50,9 +53,17 @@ fn nfkeeper_fails_exactly_the_listed_vectors() {
         "failing now, not listed ({}):\n{}\nlisted, not failing now ({}):\n{}\n\
          (regenerate with NFK_UPDATE_GOLDEN=1 when a change is intended)",
         newly_failing.len(),
-        newly_failing.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("\n"),
+        newly_failing
+            .iter()
+            .map(|l| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
         newly_passing.len(),
-        newly_passing.iter().map(|l| **l).collect::<Vec<_>>().join("\n"),
+        newly_passing
+            .iter()
+            .map(|l| **l)
+            .collect::<Vec<_>>()
+            .join("\n"),
     );
     assert_eq!(got.len(), want.len(), "duplicate lines in the golden list");
 }

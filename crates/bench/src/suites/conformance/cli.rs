@@ -43,7 +43,12 @@ impl ConformanceArgs {
             )),
             words("files", "PREFIX,...")
                 .help("Only the files whose name starts with one of these [default: all]"),
-            value("out", "DIR", clap::builder::NonEmptyStringValueParser::new()).help(
+            value(
+                "out",
+                "DIR",
+                clap::builder::NonEmptyStringValueParser::new(),
+            )
+            .help(
                 "Where summary.md and failures-TOOL.txt go \
                  [default: bench-results/conformance-UTCSTAMP]",
             ),
@@ -89,7 +94,9 @@ fn available(t: &Tool) -> Result<(), String> {
 /// or write its files). Failing vectors are results, not errors.
 pub fn main(prog: &str, a: &ConformanceArgs) -> i32 {
     if !netns::is_root() {
-        eprintln!("{prog} conformance needs root: every file runs in a network namespace it creates");
+        eprintln!(
+            "{prog} conformance needs root: every file runs in a network namespace it creates"
+        );
         return 1;
     }
     netns::watch_signals();

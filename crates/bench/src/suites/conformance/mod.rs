@@ -43,9 +43,12 @@ impl Exec for NsExec {
     }
 }
 
+/// A test file: its name and its steps in each of its families.
+pub type File = (String, Vec<Vec<Step>>);
+
 /// The test files of `dir` whose name starts with one of `only` (all when
 /// empty), sorted, each with its steps per family.
-pub fn load(dir: &Path, only: &[String]) -> Result<Vec<(String, Vec<Vec<Step>>)>, String> {
+pub fn load(dir: &Path, only: &[String]) -> Result<Vec<File>, String> {
     let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut names: Vec<String> = rd
         .filter_map(|e| e.ok())
@@ -58,10 +61,8 @@ pub fn load(dir: &Path, only: &[String]) -> Result<Vec<(String, Vec<Vec<Step>>)>
         .into_iter()
         .map(|n| {
             let text = std::fs::read_to_string(dir.join(&n)).map_err(|e| format!("{n}: {e}"))?;
-            let per: Result<Vec<Vec<Step>>, String> = families(&n)
-                .iter()
-                .map(|f| parse(&n, &text, *f))
-                .collect();
+            let per: Result<Vec<Vec<Step>>, String> =
+                families(&n).iter().map(|f| parse(&n, &text, *f)).collect();
             Ok((n, per?))
         })
         .collect()
@@ -71,7 +72,7 @@ pub fn load(dir: &Path, only: &[String]) -> Result<Vec<(String, Vec<Vec<Step>>)>
 /// namespace of its own. `progress` is called after each file.
 pub fn run_tool(
     tool: &Tool,
-    files: &[(String, Vec<Vec<Step>>)],
+    files: &[File],
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Verdict>, String> {
     let mut out = Vec::new();
@@ -227,17 +228,16 @@ fn unit_tests(vs: &[Verdict]) -> (usize, usize) {
     let mut lines: BTreeMap<(&str, usize, vectors::Family), bool> = BTreeMap::new();
     for v in vs {
         let x = &v.vector;
-        *lines.entry((x.file.as_str(), x.line, x.family)).or_insert(true) &= v.failure.is_none();
+        *lines
+            .entry((x.file.as_str(), x.line, x.family))
+            .or_insert(true) &= v.failure.is_none();
     }
     (lines.values().filter(|p| **p).count(), lines.len())
 }
 
 /// The vectors `tool` fails and iptables-nft passes, per file, with the
 /// failure lines (for the report's list).
-pub fn regressions<'a>(
-    tool: &'a [Verdict],
-    base: &'a [Verdict],
-) -> BTreeMap<&'a str, Vec<String>> {
+pub fn regressions<'a>(tool: &'a [Verdict], base: &'a [Verdict]) -> BTreeMap<&'a str, Vec<String>> {
     let ok: std::collections::HashSet<_> = base
         .iter()
         .filter(|v| v.failure.is_none())
@@ -252,4 +252,69 @@ pub fn regressions<'a>(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vectors::{Expect, Family, Vector};
+    use super::*;
+
+    /// Verdicts of one tool: (file, line, family, chain, failure).
+    fn verdicts(rows: &[(&str, usize, Family, &str, Option<&str>)]) -> Vec<Verdict> {
+        rows.iter()
+            .map(|(f, l, fam, c, fail)| Verdict {
+                vector: Vector {
+                    file: f.to_string(),
+                    line: *l,
+                    family: *fam,
+                    chain: c.to_string(),
+                    table: None,
+                    rule: "-p tcp".into(),
+                    save: format!("{c} -p tcp"),
+                    expect: Expect::Ok,
+                },
+                failure: fail.map(String::from),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn summary_counts_files_totals_and_regressions() {
+        use Family::{V4, V6};
+        let nfk = verdicts(&[
+            ("a.t", 2, V4, "INPUT", None),
+            ("a.t", 2, V4, "OUTPUT", Some("cannot load: x")),
+            ("a.t", 3, V6, "INPUT", Some("no module")),
+            ("b.t", 5, V4, "INPUT", None),
+        ]);
+        let ipt = verdicts(&[
+            ("a.t", 2, V4, "INPUT", Some("cannot find: y")),
+            ("a.t", 2, V4, "OUTPUT", None),
+            ("a.t", 3, V6, "INPUT", Some("no module")),
+            ("b.t", 5, V4, "INPUT", None),
+        ]);
+        let tools = vec![
+            ("nfkeeper".to_string(), nfk),
+            ("iptables-nft".to_string(), ipt),
+        ];
+        let s = summary(&tools);
+        let want = [
+            "| a.t | 3 | 1 | 1 |",
+            "| b.t | 1 | 1 | 1 |",
+            "| **total** | **4** | **2** | **2** |",
+            "| pass rate | | 50.0% | 50.0% |",
+            "failed by every tool: 1 (a module this kernel lacks, mostly)",
+            "nfkeeper: 2 of the 3 vectors some tool passes (66.7%)",
+            "nfkeeper: 1 of 3 unit tests pass",
+            "nfkeeper: 1 of the 2 vectors iptables-nft passes (50.0%)",
+        ];
+        for w in want {
+            assert!(s.contains(w), "missing {w:?} in\n{s}");
+        }
+        let r = regressions(&tools[0].1, &tools[1].1);
+        assert_eq!(
+            r.into_iter().collect::<Vec<_>>(),
+            [("a.t", vec!["a.t:2 ipv4 OUTPUT cannot load: x".to_string()])]
+        );
+    }
 }
