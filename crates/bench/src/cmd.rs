@@ -41,7 +41,8 @@ also:
               [--out DIR]
                        nfkeeper serve against direct mode and iptables-nft;
                        parallel scripts; hostile peers (daemon --help)
-  PROG conformance [--adapters A,...] [--vectors DIR] [--files P,...] [--out DIR]
+  PROG conformance [--adapters A,...] [--vectors DIR] [--files P,...] [--jobs N]
+                   [--out DIR]
                        iptables 1.8.11's extension test vectors through each
                        tool's command line, as iptables-test.py runs them
 ";
@@ -261,12 +262,13 @@ mod tests {
                 }),
             ),
             (
-                "nfkeeper bench conformance --adapters nfkeeper --files libxt_tcp,libipt_ --out o",
+                "nfkeeper bench conformance --adapters nfkeeper --files libxt_tcp,libipt_ --out o --jobs 2",
                 Cmd::Conformance(ConformanceArgs {
                     adapters: vec!["nfkeeper".into()],
                     vectors: None,
                     files: vec!["libxt_tcp".into(), "libipt_".into()],
                     out: Some("o".into()),
+                    jobs: Some(2),
                 }),
             ),
             (

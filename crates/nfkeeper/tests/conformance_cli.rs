@@ -9,7 +9,7 @@
 //! per vector: `FILE:LINE FAMILY CHAIN REASON`), compared exactly: a
 //! vector that stops passing fails the test, and so does one that starts
 //! passing (the list must stay true; `NFK_UPDATE_GOLDEN=1` rewrites it).
-//! About 30 s here. Skips without root or without the vectors
+//! About 22 s here (two files at a time). Skips without root or without the vectors
 //! (`../shared/conformance` beside the workspace).
 
 use bench::suites::conformance::{failure_line, load, run::Tool, run_tool};
@@ -32,7 +32,8 @@ fn nfkeeper_fails_exactly_the_listed_vectors() {
     }
     let files = load(&dir, &[]).expect("vector files");
     let tool = Tool::nfkeeper(env!("CARGO_BIN_EXE_nfkeeper"));
-    let verdicts = run_tool(&tool, &files, &mut |_| {}).expect("run");
+    // Two files at a time: half the wall time on an idle 2-CPU machine.
+    let verdicts = run_tool(&tool, &files, 2, &|_| {}).expect("run");
     assert!(verdicts.len() > 4000, "only {} vectors", verdicts.len());
     let got: Vec<String> = verdicts.iter().filter_map(failure_line).collect();
     let golden = root.join("testdata/conformance/iptables-1.8.11-nfkeeper-failures.txt");

@@ -25,6 +25,8 @@ pub struct ConformanceArgs {
     pub vectors: Option<String>,
     pub files: Vec<String>,
     pub out: Option<String>,
+    /// `--jobs`: files run at once (each in its own namespace).
+    pub jobs: Option<usize>,
 }
 
 impl ConformanceArgs {
@@ -43,6 +45,8 @@ impl ConformanceArgs {
             )),
             words("files", "PREFIX,...")
                 .help("Only the files whose name starts with one of these [default: all]"),
+            value("jobs", "N", crate::args::count)
+                .help("Files run at once, each in its own namespace [default: 1]"),
             value(
                 "out",
                 "DIR",
@@ -61,6 +65,7 @@ impl ConformanceArgs {
             vectors: m.get_one::<String>("vectors").cloned(),
             files: get_words(m, "files"),
             out: m.get_one::<String>("out").cloned(),
+            jobs: m.get_one::<usize>("jobs").copied(),
         }
     }
 }
@@ -123,12 +128,12 @@ pub fn main(prog: &str, a: &ConformanceArgs) -> i32 {
             continue;
         }
         let t0 = Instant::now();
-        let mut tick = |f: &str| {
+        let tick = |f: &str| {
             if progress {
                 eprint!("\r\x1b[K{}: {f}", t.name);
             }
         };
-        match run_tool(&t, &files, &mut tick) {
+        match run_tool(&t, &files, a.jobs.unwrap_or(1), &tick) {
             Ok(v) => {
                 if progress {
                     eprint!("\r\x1b[K");

@@ -17,6 +17,8 @@ use crate::netns::Netns;
 use run::{Exec, Outcome, Tool, Verdict};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 use vectors::{families, parse, Step};
 
@@ -69,19 +71,59 @@ pub fn load(dir: &Path, only: &[String]) -> Result<Vec<File>, String> {
 }
 
 /// Runs every file's steps through `tool`, each file and family in a
-/// namespace of its own. `progress` is called after each file.
+/// namespace of its own, `jobs` files at a time (the verdicts in file
+/// order whatever `jobs` is). `progress` is called after each file.
 pub fn run_tool(
     tool: &Tool,
     files: &[File],
-    progress: &mut dyn FnMut(&str),
+    jobs: usize,
+    progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<Verdict>, String> {
-    let mut out = Vec::new();
-    for (name, per) in files {
-        for steps in per {
-            let ns = Netns::new().map_err(|e| format!("network namespace: {e}"))?;
-            out.extend(run::run_steps(tool, &NsExec(ns), steps));
+    let next = AtomicUsize::new(0);
+    // Per file: its verdicts once run (`None`: not run).
+    type Slot = Option<Result<Vec<Verdict>, String>>;
+    let done: Mutex<Vec<Slot>> = Mutex::new(files.iter().map(|_| None).collect());
+    let worker = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some((name, per)) = files.get(i) else {
+            return;
+        };
+        let r = run_file(tool, per);
+        let failed = r.is_err();
+        if let Ok(mut d) = done.lock() {
+            d[i] = Some(r);
         }
         progress(name);
+        if failed {
+            // Makes the other workers stop at their next file.
+            next.store(files.len(), Ordering::Relaxed);
+        }
+    };
+    std::thread::scope(|sc| {
+        for _ in 1..jobs.max(1) {
+            sc.spawn(worker);
+        }
+        worker();
+    });
+    let done = done
+        .into_inner()
+        .map_err(|_| "a worker panicked".to_string())?;
+    let mut out = Vec::new();
+    for r in done {
+        match r {
+            Some(r) => out.extend(r?),
+            None => return Err("stopped after an error".into()),
+        }
+    }
+    Ok(out)
+}
+
+/// One file's families, each in a fresh namespace.
+fn run_file(tool: &Tool, per: &[Vec<Step>]) -> Result<Vec<Verdict>, String> {
+    let mut out = Vec::new();
+    for steps in per {
+        let ns = Netns::new().map_err(|e| format!("network namespace: {e}"))?;
+        out.extend(run::run_steps(tool, &NsExec(ns), steps));
     }
     Ok(out)
 }
