@@ -9,8 +9,8 @@
 //! per vector: `FILE:LINE FAMILY CHAIN REASON`), compared exactly: a
 //! vector that stops passing fails the test, and so does one that starts
 //! passing (the list must stay true; `NFK_UPDATE_GOLDEN=1` rewrites it).
-//! About 22 s here (two files at a time). Skips without root or without the vectors
-//! (`../shared/conformance` beside the workspace).
+//! About 22 s here (two files at a time). Skips without root or without
+//! the vectors (`../shared/conformance` beside the workspace).
 
 use bench::suites::conformance::{failure_line, load, run::Tool, run_tool};
 use std::path::PathBuf;
