@@ -7,6 +7,7 @@
 
 use crate::demo::{DemoArgs, LoadArgs};
 use crate::suites::cli::{self, SuiteArgs};
+use crate::suites::conformance::cli::{self as conformance, ConformanceArgs};
 use crate::suites::serve::{self, DaemonArgs};
 use crate::ModelArgs;
 use clap::{ArgMatches, Command};
@@ -22,6 +23,8 @@ pub enum Cmd {
     Model(ModelArgs),
     /// `bench daemon`.
     Daemon(DaemonArgs),
+    /// `bench conformance`.
+    Conformance(ConformanceArgs),
     Demo(DemoArgs),
     Load(LoadArgs),
 }
@@ -38,6 +41,10 @@ also:
               [--out DIR]
                        nfkeeper serve against direct mode and iptables-nft;
                        parallel scripts; hostile peers (daemon --help)
+  PROG conformance [--adapters A,...] [--vectors DIR] [--files P,...] [--jobs N]
+                   [--out DIR]
+                       iptables 1.8.11's extension test vectors through each
+                       tool's command line, as iptables-test.py runs them
 ";
 
 /// The command line under the name `prog`. `bench` and its kernel suites
@@ -87,6 +94,17 @@ fn command(prog: &str) -> Command {
                              also measure that build",
                         )
                         .args(DaemonArgs::args()),
+                )
+                .subcommand(
+                    Command::new("conformance")
+                        .about(
+                            "iptables 1.8.11's extension test vectors (extensions/*.t) \
+                             through each tool's command line into the kernel of fresh \
+                             network namespaces, checked with the tool's own save, as \
+                             iptables-test.py runs them (root needed): passes per file \
+                             and tool, failures per tool in --out",
+                        )
+                        .args(ConformanceArgs::args()),
                 ),
         )
         .subcommand(
@@ -127,6 +145,7 @@ fn cmd(m: &ArgMatches) -> Cmd {
         Some((_, b)) => match b.subcommand() {
             Some(("model", m)) => Cmd::Model(ModelArgs::from_matches(m)),
             Some(("daemon", m)) => Cmd::Daemon(DaemonArgs::from_matches(m)),
+            Some(("conformance", m)) => Cmd::Conformance(ConformanceArgs::from_matches(m)),
             Some((name, m)) => {
                 let suite = SUITES.into_iter().find(|s| *s == name && *s != "all");
                 Cmd::Suites(suite, SuiteArgs::from_matches(m))
@@ -160,6 +179,7 @@ pub fn main(argv: Vec<OsString>) -> i32 {
         Cmd::Suites(suite, a) => cli::main(&format!("{prog} bench"), suite, &a),
         Cmd::Model(a) => model(&a),
         Cmd::Daemon(a) => serve::main(&a),
+        Cmd::Conformance(a) => conformance::main(&format!("{prog} bench"), &a),
         Cmd::Demo(a) => crate::demo::demo(&a),
         Cmd::Load(a) => crate::demo::load(&a),
     }
@@ -198,7 +218,7 @@ mod tests {
             quick: true,
             ..SuiteArgs::default()
         };
-        let cases: [(&str, Cmd); 10] = [
+        let cases: [(&str, Cmd); 11] = [
             ("nfkeeper bench", Cmd::Suites(None, SuiteArgs::default())),
             ("nfkeeper bench --quick", Cmd::Suites(None, quick.clone())),
             (
@@ -239,6 +259,16 @@ mod tests {
                     cmds: Some(1000),
                     rcu_expedited: false,
                     out: None,
+                }),
+            ),
+            (
+                "nfkeeper bench conformance --adapters nfkeeper --files libxt_tcp,libipt_ --out o --jobs 2",
+                Cmd::Conformance(ConformanceArgs {
+                    adapters: vec!["nfkeeper".into()],
+                    vectors: None,
+                    files: vec!["libxt_tcp".into(), "libipt_".into()],
+                    out: Some("o".into()),
+                    jobs: Some(2),
                 }),
             ),
             (
@@ -335,6 +365,10 @@ mod tests {
                 "each size must be at least 10",
             ),
             ("nfkeeper demo --rules many", "not a number: many"),
+            (
+                "nfkeeper bench conformance --adapters nft",
+                "invalid value 'nft' for '--adapters <A,...>'",
+            ),
             (
                 "nfkeeper load",
                 "the following required arguments were not provided",

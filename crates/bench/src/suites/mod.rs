@@ -23,6 +23,10 @@
 //! table, and a report (`REPORT.md`, `report.html`) with the machine
 //! ([`machine`]), ratios against nfkeeper and SVG plots ([`plot`]).
 //!
+//! `conformance` ([`conformance`], `bench conformance`) is no timing
+//! suite: it counts which of iptables 1.8.11's test vectors each tool's
+//! command line passes, as iptables-test.py runs them.
+//!
 //! The `packet` suite (traffic through N rules) has its own runner
 //! ([`packet`]): its cases measure rates, not command times. This is not a
 //! statistics package.
@@ -31,6 +35,7 @@ pub mod adapters;
 pub mod cf;
 pub mod cli;
 pub mod compare;
+pub mod conformance;
 pub mod ipset;
 pub mod kube;
 pub mod machine;
