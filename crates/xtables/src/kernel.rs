@@ -10,9 +10,9 @@
 //! Structs (64-bit hosts): `ipt_getinfo` = name[32] @0, valid_hooks u32
 //! @32, hook_entry[5] @36, underflow[5] @56, num_entries @76, size @80
 //! (84 bytes); `ipt_get_entries` = name[32], size u32 @32, entries @40;
-//! `ipt_replace` = name[32], valid_hooks @32, hook_entry @36, underflow
-//! @56, num_entries @76, size @80, num_counters @84, counters pointer @88,
-//! entries @96. The ip6t structs are the same.
+//! `ipt_replace` = name[32], valid_hooks @32, num_entries @36, size @40,
+//! hook_entry[5] @44, underflow[5] @64, num_counters @84, counters pointer
+//! @88, entries @96. The ip6t structs are the same.
 
 use crate::table::Info;
 use ruleset::Family;
@@ -129,12 +129,12 @@ impl Socket {
         put_name(&mut b, table)?;
         let mut put = |at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_ne_bytes());
         put(32, info.valid_hooks);
+        put(36, info.num_entries);
+        put(40, info.size);
         for h in 0..5 {
-            put(36 + 4 * h, info.hook_entry[h]);
-            put(56 + 4 * h, info.underflow[h]);
+            put(44 + 4 * h, info.hook_entry[h]);
+            put(64 + 4 * h, info.underflow[h]);
         }
-        put(76, info.num_entries);
-        put(80, info.size);
         put(84, old_entries);
         let ptr = counters.as_mut_ptr() as u64;
         b[88..96].copy_from_slice(&ptr.to_ne_bytes());
