@@ -109,7 +109,10 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
         let names = match xtables::kernel::table_names(family) {
             Ok(n) => n,
             Err(e) => {
-                eprintln!("nfkeeper migrate: cannot list the legacy {} tables: {e}", fam_name(family));
+                eprintln!(
+                    "nfkeeper migrate: cannot list the legacy {} tables: {e}",
+                    fam_name(family)
+                );
                 return 4;
             }
         };
@@ -119,7 +122,10 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
         let sock = match xtables::kernel::Socket::open(family) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("nfkeeper migrate: cannot open a raw {} socket: {e}", fam_name(family));
+                eprintln!(
+                    "nfkeeper migrate: cannot open a raw {} socket: {e}",
+                    fam_name(family)
+                );
                 return 4;
             }
         };
@@ -157,7 +163,10 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
         .collect();
     if o.dry_run {
         for ((family, _), text) in found.iter().zip(&texts) {
-            println!("# {} (iptables-restore --counters input)", fam_name(*family));
+            println!(
+                "# {} (iptables-restore --counters input)",
+                fam_name(*family)
+            );
             print!("{text}");
         }
         print!("{}", report(&found, "would move"));
@@ -199,7 +208,8 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
         let mut out = std::io::stdout();
         let mut err = std::io::stderr();
         let bytes = iptables::bytes::encode(text).into_owned();
-        let code = crate::personality::restore_payload(*family, prog, &args, bytes, s, &mut out, &mut err);
+        let code =
+            crate::personality::restore_payload(*family, prog, &args, bytes, s, &mut out, &mut err);
         if code != 0 {
             let loaded: Vec<&str> = found[..n].iter().map(|(f, _)| fam_name(*f)).collect();
             eprintln!(
@@ -222,7 +232,10 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
         let sock = match xtables::kernel::Socket::open(*family) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("nfkeeper migrate: cannot open a raw {} socket: {e}", fam_name(*family));
+                eprintln!(
+                    "nfkeeper migrate: cannot open a raw {} socket: {e}",
+                    fam_name(*family)
+                );
                 failed = true;
                 continue;
             }
@@ -269,7 +282,11 @@ fn report(found: &[(Family, Vec<Found>)], verb: &str) -> String {
             let policies: Vec<String> = t
                 .chains
                 .iter()
-                .filter_map(|c| c.policy.as_ref().map(|(p, _)| format!("{} {}", c.name, p.name())))
+                .filter_map(|c| {
+                    c.policy
+                        .as_ref()
+                        .map(|(p, _)| format!("{} {}", c.name, p.name()))
+                })
                 .collect();
             let _ = writeln!(
                 out,

@@ -305,8 +305,7 @@ impl Writer {
     /// The size the next entry of `matches` and `target` will take.
     pub fn entry_size(&self, matches: &[Ext], target: &Ext) -> u32 {
         let ext = |x: &Ext| EXT_HEADER + align8(x.data.len());
-        (Layout::of(self.family).size + matches.iter().map(ext).sum::<usize>() + ext(target))
-            as u32
+        (Layout::of(self.family).size + matches.iter().map(ext).sum::<usize>() + ext(target)) as u32
     }
 }
 

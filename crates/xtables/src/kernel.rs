@@ -32,7 +32,11 @@ pub fn table_names(family: Family) -> io::Result<Vec<String>> {
         Family::Ipv6 => "/proc/net/ip6_tables_names",
     };
     match std::fs::read_to_string(path) {
-        Ok(s) => Ok(s.lines().filter(|l| !l.is_empty()).map(String::from).collect()),
+        Ok(s) => Ok(s
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e),
     }
@@ -51,7 +55,8 @@ impl Socket {
             Family::Ipv6 => (libc::AF_INET6, libc::SOL_IPV6),
         };
         // SAFETY: plain socket(2); the descriptor is owned below.
-        let fd = unsafe { libc::socket(af, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::IPPROTO_RAW) };
+        let fd =
+            unsafe { libc::socket(af, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::IPPROTO_RAW) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -123,7 +128,13 @@ impl Socket {
     /// `IPT_SO_SET_REPLACE`: `table` becomes `blob` (laid out as `info`
     /// says); `old_entries` is the entry count of the table being replaced
     /// (the kernel refuses with EAGAIN when it no longer is).
-    pub fn replace(&self, table: &str, info: &Info, blob: &[u8], old_entries: u32) -> io::Result<()> {
+    pub fn replace(
+        &self,
+        table: &str,
+        info: &Info,
+        blob: &[u8],
+        old_entries: u32,
+    ) -> io::Result<()> {
         let mut counters = vec![0u8; 16 * old_entries.max(1) as usize];
         let mut b = vec![0u8; 96 + blob.len()];
         put_name(&mut b, table)?;
@@ -161,7 +172,10 @@ impl Socket {
 fn put_name(b: &mut [u8], table: &str) -> io::Result<()> {
     let n = table.as_bytes();
     if n.len() >= TABLE_MAXNAMELEN {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "table name too long"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "table name too long",
+        ));
     }
     b[..n.len()].copy_from_slice(n);
     Ok(())

@@ -7,7 +7,7 @@
 //! entry's GOTO flag is set), the entry's own end for a rule without
 //! target.
 
-use crate::entry::{self, flags, Entry, Ext, BadBlob};
+use crate::entry::{self, flags, BadBlob, Entry, Ext};
 use ruleset::Family;
 
 /// The hooks' built-in chain names, by hook number (`NF_INET_*`).
@@ -104,9 +104,8 @@ pub fn chains(family: Family, info: &Info, entries: &[Entry]) -> Result<Vec<RawC
         Family::Ipv4 => flags::V4_GOTO,
         Family::Ipv6 => flags::V6_GOTO,
     };
-    let hook_at = |off: u32| {
-        (0..5).find(|&h| info.valid_hooks & (1 << h) != 0 && info.hook_entry[h] == off)
-    };
+    let hook_at =
+        |off: u32| (0..5).find(|&h| info.valid_hooks & (1 << h) != 0 && info.hook_entry[h] == off);
     let mut out: Vec<RawChain> = Vec::new();
     // The chain being read: its index in `out` and, for a built-in one,
     // its hook.

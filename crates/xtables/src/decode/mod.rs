@@ -124,9 +124,9 @@ pub struct Table {
 impl Table {
     /// Nothing to move: no rule, no user chain, every policy ACCEPT.
     pub fn is_empty(&self) -> bool {
-        self.chains.iter().all(|c| {
-            c.rules.is_empty() && matches!(c.policy, Some((Target::Accept, _)))
-        })
+        self.chains
+            .iter()
+            .all(|c| c.rules.is_empty() && matches!(c.policy, Some((Target::Accept, _))))
     }
 
     pub fn rule_count(&self) -> usize {
@@ -186,25 +186,28 @@ pub fn table(family: Family, name: &str, raw: &[RawChain]) -> Result<Table, Unde
         };
         let mut rules = Vec::with_capacity(c.rules.len());
         for (i, r) in c.rules.iter().enumerate() {
-            let mut rule = ip_part(family, &r.entry.ip)
-                .map_err(|why| at(&c.name, i + 1, "rule", why))?;
+            let mut rule =
+                ip_part(family, &r.entry.ip).map_err(|why| at(&c.name, i + 1, "rule", why))?;
             for m in &r.entry.matches {
-                let d = matches::decode(family, &m.name, m.rev, &m.data).map_err(|e| {
-                    at(&c.name, i + 1, &format!("match {}", m.name), e.0)
-                })?;
+                let d = matches::decode(family, &m.name, m.rev, &m.data)
+                    .map_err(|e| at(&c.name, i + 1, &format!("match {}", m.name), e.0))?;
                 rule.matches.push(d);
             }
             rule.target = match &r.target {
                 RawTarget::None => Target::None,
                 RawTarget::Verdict(v) => verdict(*v).ok_or_else(|| {
-                    at(&c.name, i + 1, "target QUEUE", "not supported by nfkeeper".into())
+                    at(
+                        &c.name,
+                        i + 1,
+                        "target QUEUE",
+                        "not supported by nfkeeper".into(),
+                    )
                 })?,
                 RawTarget::Jump(n) => Target::Jump(n.as_str().into()),
                 RawTarget::Goto(n) => Target::Goto(n.as_str().into()),
                 RawTarget::Ext(t) => Target::Ext(Box::new(
-                    targets::decode(family, &t.name, t.rev, &t.data).map_err(|e| {
-                        at(&c.name, i + 1, &format!("target {}", t.name), e.0)
-                    })?,
+                    targets::decode(family, &t.name, t.rev, &t.data)
+                        .map_err(|e| at(&c.name, i + 1, &format!("target {}", t.name), e.0))?,
                 )),
             };
             rules.push((rule, counters(r.entry.counters)));

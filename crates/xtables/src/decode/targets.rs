@@ -82,10 +82,18 @@ pub fn decode(family: Family, name: &str, rev: u8, d: &[u8]) -> Result<TargetExt
             range: range(&r, rev == 2)?,
         }),
         ("MASQUERADE", 0) => TargetExt::Masquerade(t::masquerade::Masquerade {
-            range: if v6 { range(&r, false)? } else { compat_range(&r)? },
+            range: if v6 {
+                range(&r, false)?
+            } else {
+                compat_range(&r)?
+            },
         }),
         ("REDIRECT", 0) => TargetExt::Redirect(t::redirect::Redirect {
-            range: if v6 { range(&r, false)? } else { compat_range(&r)? },
+            range: if v6 {
+                range(&r, false)?
+            } else {
+                compat_range(&r)?
+            },
         }),
         // struct xt_mark_tginfo2: mark u32 @0, mask @4.
         ("MARK", 2) => {
