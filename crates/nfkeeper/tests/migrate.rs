@@ -601,3 +601,32 @@ fn nflog_range_is_dropped() {
     );
     assert_legacy_emptied(&ns, false);
 }
+
+/// Rule and policy counters move with the rules (`iptables-save -c`).
+#[test]
+fn counters_move() {
+    if !have_legacy() {
+        return;
+    }
+    let rules = "*filter\n:INPUT DROP [7:700]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:c - [0:0]\n[5:100] -A INPUT -p tcp -j c\n[3:33] -A c -j ACCEPT\nCOMMIT\n";
+    let ns = Ns::new("mig-counters");
+    let path =
+        std::env::temp_dir().join(format!("nfk-migrate-{}-counters.rules", std::process::id()));
+    std::fs::write(&path, rules).unwrap();
+    let o = ns.exec(&[
+        "sh",
+        "-c",
+        &format!("iptables-legacy-restore -c < {}", path.display()),
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, _, err) = migrate(&ns, &[]);
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = text(&ns.exec(&[NFK, "iptables-save", "-c"]));
+    let got: String = out
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(got, rules);
+}

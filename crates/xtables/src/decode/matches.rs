@@ -332,6 +332,8 @@ pub fn decode(family: Family, name: &str, rev: u8, d: &[u8]) -> Result<Match, Re
                  the rule by hand (nfkeeper ipset, then -m set)",
             ))
         }
+        ("icmp" | "ttl", _) if v6 => return Err(Refusal::new("an IPv4 match in an IPv6 table")),
+        ("icmp6" | "hl", _) if !v6 => return Err(Refusal::new("an IPv6 match in an IPv4 table")),
         _ if DECODED.contains(&name) => {
             return Err(Refusal::new(format!("revision {rev} is not decoded")))
         }
@@ -411,4 +413,153 @@ fn conntrack(r: &Reader, v6: bool) -> Result<Match, Refusal> {
         expire: on(128).then(|| (r.u32(128), r.u32(132), neg(128))),
         dir_reply: on(4096).then_some(neg(4096)),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Infos built by hand from the C layouts, for the matches nfkeeper
+    /// lowers natively (compile has no encoder to round-trip them with).
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn native_match_infos() {
+        use m::conntrack::ST_UNTRACKED;
+        let v4 = Family::Ipv4;
+        let cases: Vec<(&str, u8, Vec<u8>, Match)> = vec![
+            (
+                "tcp",
+                0,
+                vec![0, 0, 0xff, 0xff, 22, 0, 22, 0, 0, 0x12, 0x02, 0x05],
+                Match::Tcp(m::tcp::Tcp {
+                    spts: (0, 0xffff),
+                    dpts: (22, 22),
+                    option: 0,
+                    flg_mask: 0x12,
+                    flg_cmp: 0x02,
+                    inv_sport: true,
+                    inv_dport: false,
+                    inv_flags: true,
+                    inv_option: false,
+                }),
+            ),
+            (
+                "udp",
+                0,
+                vec![53, 0, 53, 0, 0, 0, 0xff, 0xff, 2, 0, 0, 0],
+                Match::Udp(m::udp::Udp {
+                    spts: (53, 53),
+                    dpts: (0, 0xffff),
+                    inv_sport: false,
+                    inv_dport: true,
+                }),
+            ),
+            (
+                "icmp",
+                0,
+                vec![3, 4, 4, 1],
+                Match::Icmp(m::icmp::Icmp {
+                    typ: 3,
+                    code_min: 4,
+                    code_max: 4,
+                    inv: true,
+                }),
+            ),
+            (
+                "state",
+                0,
+                vec![0x46, 0, 0, 0],
+                Match::State(m::state::State {
+                    mask: 0x6 | ST_UNTRACKED,
+                    inv: false,
+                }),
+            ),
+            (
+                "mark",
+                1,
+                vec![1, 0, 0, 0, 0xff, 0, 0, 0, 1, 0, 0, 0],
+                Match::Mark(m::mark::Mark {
+                    mark: 1,
+                    mask: 0xff,
+                    inv: true,
+                }),
+            ),
+            (
+                "length",
+                0,
+                vec![100, 0, 200, 0, 0, 0],
+                Match::Length(m::length::Length {
+                    min: 100,
+                    max: 200,
+                    inv: false,
+                }),
+            ),
+            (
+                "ttl",
+                0,
+                vec![3, 9],
+                Match::Ttl(m::ttl::Ttl { mode: 3, ttl: 9 }),
+            ),
+            (
+                "tos",
+                1,
+                vec![0x3f, 0x10, 1],
+                Match::Tos(m::tos::Tos {
+                    value: 0x10,
+                    mask: 0x3f,
+                    inv: true,
+                }),
+            ),
+            (
+                "pkttype",
+                0,
+                vec![1, 0, 0, 0, 0, 0, 0, 0],
+                Match::Pkttype(m::pkttype::Pkttype {
+                    pkttype: 1,
+                    inv: false,
+                }),
+            ),
+            (
+                "mac",
+                0,
+                vec![0, 0x11, 0x22, 0x33, 0x44, 0x55, 0, 0, 1, 0, 0, 0],
+                Match::Mac(m::mac::Mac {
+                    addr: [0, 0x11, 0x22, 0x33, 0x44, 0x55],
+                    inv: true,
+                }),
+            ),
+        ];
+        for (name, rev, info, want) in cases {
+            assert_eq!(decode(v4, name, rev, &info), Ok(want), "{name}");
+        }
+        // `-m state` loaded as conntrack revision 3 (the state alias flag).
+        let mut ct = vec![0u8; 168];
+        ct[146..148].copy_from_slice(&(1u16 | 1 << 13).to_ne_bytes());
+        ct[148..150].copy_from_slice(&1u16.to_ne_bytes());
+        ct[150..152].copy_from_slice(&(8u16 | 1 << 8).to_ne_bytes());
+        assert_eq!(
+            decode(v4, "conntrack", 3, &ct),
+            Ok(Match::State(m::state::State {
+                mask: 8 | ST_UNTRACKED,
+                inv: true,
+            }))
+        );
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        let v4 = Family::Ipv4;
+        let cases: &[(&str, u8, &[u8], &str)] = &[
+            ("tcp", 0, &[0; 4], "unexpected info (4 bytes, 12 expected)"),
+            ("tcp", 1, &[0; 12], "revision 1 is not decoded"),
+            ("quota", 0, &[0; 24], "extension not decoded"),
+            ("set", 4, &[0; 40], "kernel's set index"),
+            ("ttl", 0, &[7, 1], "unexpected info (mode 7)"),
+            ("icmp6", 0, &[0; 4], "an IPv6 match in an IPv4 table"),
+        ];
+        for (name, rev, info, want) in cases {
+            let e = decode(v4, name, *rev, info).unwrap_err();
+            assert!(e.0.contains(want), "{name}: {}", e.0);
+        }
+    }
 }

@@ -216,3 +216,91 @@ fn ct(r: &Reader, rev: u8) -> Result<TargetExt, Refusal> {
         zone_dir,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Infos built by hand from the C layouts, for the targets nfkeeper
+    /// lowers natively, and the aliases iptables loads.
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn native_target_infos() {
+        let v4 = Family::Ipv4;
+        let mut log = vec![6, 0x02];
+        log.extend(b"drop: ");
+        log.resize(32, 0);
+        let mut nflog = vec![64, 0, 0, 0, 3, 0, 2, 0, 1, 0, 0, 0];
+        nflog.extend(b"x");
+        nflog.resize(80, 0);
+        let mut notrack = vec![0u8; 72];
+        notrack[0] = 3;
+        let cases: Vec<(&str, u8, Vec<u8>, TargetExt)> = vec![
+            (
+                "LOG",
+                0,
+                log,
+                TargetExt::Log(t::log::Log {
+                    level: 6,
+                    flags: 2,
+                    prefix: "drop: ".into(),
+                }),
+            ),
+            (
+                "NFLOG",
+                0,
+                nflog,
+                TargetExt::Nflog(t::nflog::Nflog {
+                    group: 3,
+                    prefix: "x".into(),
+                    size: Some(64),
+                    threshold: 2,
+                }),
+            ),
+            (
+                "MARK",
+                2,
+                vec![5, 0, 0, 0, 0xff, 0, 0, 0],
+                TargetExt::Mark(t::mark::Mark {
+                    mark: 5,
+                    mask: 0xff,
+                }),
+            ),
+            ("CT", 2, notrack, TargetExt::Notrack(t::notrack::Notrack)),
+            (
+                "NOTRACK",
+                0,
+                vec![],
+                TargetExt::Notrack(t::notrack::Notrack),
+            ),
+            ("TRACE", 0, vec![], TargetExt::Trace(t::trace::Trace)),
+        ];
+        for (name, rev, info, want) in cases {
+            assert_eq!(decode(v4, name, rev, &info), Ok(want), "{name}");
+        }
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        let cases: &[(&str, u8, &[u8], &str)] = &[
+            ("MARK", 1, &[0; 16], "revision 1 is not decoded"),
+            ("CLASSIFY", 0, &[0; 8], "extension not decoded"),
+            (
+                "SNAT",
+                0,
+                &[2, 0, 0, 0],
+                "unexpected info (4 bytes, 20 expected)",
+            ),
+            (
+                "CONNMARK",
+                2,
+                &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0],
+                "mode 9",
+            ),
+        ];
+        for (name, rev, info, want) in cases {
+            let e = decode(Family::Ipv4, name, *rev, info).unwrap_err();
+            assert!(e.0.contains(want), "{name}: {}", e.0);
+        }
+    }
+}
