@@ -9,7 +9,16 @@ use iptables::ext::matches as m;
 use iptables::ext::Match;
 use ruleset::Family;
 
-/// The matches this module decodes, for messages and tests.
+/// Every match decoded (here and in [`super::more_matches`]).
+pub fn names() -> Vec<&'static str> {
+    DECODED
+        .iter()
+        .chain(super::more_matches::DECODED)
+        .copied()
+        .collect()
+}
+
+/// The matches this module decodes itself.
 pub const DECODED: &[&str] = &[
     "tcp",
     "udp",
@@ -249,8 +258,9 @@ pub fn decode(family: Family, name: &str, rev: u8, d: &[u8]) -> Result<Match, Re
         }
         ("recent", 1) => {
             r.need(228)?;
-            let mut mask = [0; 16];
-            mask.copy_from_slice(r.bytes(212, 16));
+            // The model keeps an IPv4 mask in its first 4 bytes only
+            // (iptables fills all 16).
+            let mask = r.addr(212, if v6 { 16 } else { 4 });
             Match::Recent(m::recent::Recent {
                 v6,
                 seconds: r.u32(0),
@@ -325,6 +335,10 @@ pub fn decode(family: Family, name: &str, rev: u8, d: &[u8]) -> Result<Match, Re
                 dscp: r.u8(0),
                 inv: r.u8(1) != 0,
             })
+        }
+        _ if super::more_matches::DECODED.contains(&name) => {
+            return super::more_matches::decode(family, name, rev, d)
+                .unwrap_or_else(|| Err(Refusal::new(format!("revision {rev} is not decoded"))))
         }
         ("set", _) => {
             return Err(Refusal::new(

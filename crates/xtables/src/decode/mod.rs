@@ -5,6 +5,7 @@
 //! extension) and why; nothing is approximated.
 
 pub mod matches;
+pub mod more_matches;
 pub mod targets;
 
 use crate::entry::{cstr, flags, IpPart};
@@ -62,6 +63,12 @@ impl<'a> Reader<'a> {
     pub fn u32(&self, at: usize) -> u32 {
         let b = &self.0[at..at + 4];
         u32::from_ne_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    pub fn u64(&self, at: usize) -> u64 {
+        let mut b = [0; 8];
+        b.copy_from_slice(&self.0[at..at + 8]);
+        u64::from_ne_bytes(b)
     }
 
     pub fn bytes(&self, at: usize, n: usize) -> &'a [u8] {
@@ -210,6 +217,8 @@ pub fn table(family: Family, name: &str, raw: &[RawChain]) -> Result<Table, Unde
                         .map_err(|e| at(&c.name, i + 1, &format!("target {}", t.name), e.0))?,
                 )),
             };
+            reads_back(family, kind, &c.name, &rule)
+                .map_err(|why| at(&c.name, i + 1, "rule", why))?;
             rules.push((rule, counters(r.entry.counters)));
         }
         chains.push(Chain {
@@ -219,6 +228,60 @@ pub fn table(family: Family, name: &str, raw: &[RawChain]) -> Result<Table, Unde
         });
     }
     Ok(Table { kind, chains })
+}
+
+/// Whether `rule`'s iptables-save form parses back to `rule` (migrate
+/// loads that text; a form that reads back as another rule — iptables'
+/// own `-m ipcomp` without `--ipcompspi` is one — would move a different
+/// rule). O(rule size).
+fn reads_back(family: Family, kind: TableKind, chain: &str, rule: &Rule) -> Result<(), String> {
+    use iptables::print::save::{save_rule_body, CounterStyle};
+    let mut text = String::new();
+    save_rule_body(
+        &mut text,
+        family,
+        rule,
+        Counters::default(),
+        CounterStyle::None,
+    );
+    let words = iptables::parse::restore::tokenize(&text).map_err(|e| e.msg)?;
+    let mut argv = vec!["-A", chain];
+    argv.extend(words.iter().map(String::as_str));
+    let o = iptables::parse::ParseOpts {
+        family,
+        restore: true,
+        table: Some(kind),
+        prog: "iptables-restore",
+    };
+    let parsed = iptables::parse::parse(&argv, o).map_err(|e| {
+        format!(
+            "its save form `{}` does not parse: {}",
+            text.trim(),
+            e.msg.trim()
+        )
+    })?;
+    match parsed.rules.first() {
+        Some(back) if back == rule => Ok(()),
+        Some(back) => {
+            let mut other = String::new();
+            save_rule_body(
+                &mut other,
+                family,
+                back,
+                Counters::default(),
+                CounterStyle::None,
+            );
+            Err(format!(
+                "its save form `{}` reads back as another rule (`{}`)",
+                text.trim(),
+                other.trim()
+            ))
+        }
+        None => Err(format!(
+            "its save form `{}` reads back as no rule",
+            text.trim()
+        )),
+    }
 }
 
 fn verdict(v: Verdict) -> Option<Target> {
@@ -239,7 +302,12 @@ pub fn ip_part(family: Family, ip: &IpPart) -> Result<Rule, String> {
         x.mask[..alen].copy_from_slice(&m[..alen]);
         x
     };
-    let iface = |name: &[u8; 16]| {
+    // A mask of all zeros matches every interface (`-i +`), which the
+    // model keeps as no interface.
+    let iface = |name: &[u8; 16], mask: &[u8; 16]| {
+        if *mask == [0; 16] {
+            return Ok(Iface::default());
+        }
         let s = cstr(name);
         Iface::new(&s).ok_or_else(|| format!("interface name {s:?}"))
     };
@@ -270,8 +338,8 @@ pub fn ip_part(family: Family, ip: &IpPart) -> Result<Rule, String> {
     Ok(Rule {
         src: addr(&ip.src, &ip.smsk),
         dst: addr(&ip.dst, &ip.dmsk),
-        iniface: iface(&ip.iniface)?,
-        outiface: iface(&ip.outiface)?,
+        iniface: iface(&ip.iniface, &ip.iniface_mask)?,
+        outiface: iface(&ip.outiface, &ip.outiface_mask)?,
         proto,
         frag,
         inv: bits,
