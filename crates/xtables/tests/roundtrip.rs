@@ -89,6 +89,8 @@ const EXTRA: &[(&str, Family, &str)] = &[
         "-m devgroup --src-group 0x1 ! --dst-group 0x2/0xf",
     ),
     ("devgroup", Family::Ipv6, "-m devgroup ! --src-group 0x3"),
+    // libxt_nfacct.t needs the nfacct tool to set up.
+    ("nfacct", Family::Ipv4, "-m nfacct --nfacct-name acct1"),
 ];
 
 #[test]

@@ -566,7 +566,7 @@ mod tests {
         let cases: &[(&str, u8, &[u8], &str)] = &[
             ("tcp", 0, &[0; 4], "unexpected info (4 bytes, 12 expected)"),
             ("tcp", 1, &[0; 12], "revision 1 is not decoded"),
-            ("quota", 0, &[0; 24], "extension not decoded"),
+            ("rateest", 0, &[0; 72], "extension not decoded"),
             ("set", 4, &[0; 40], "kernel's set index"),
             ("ttl", 0, &[7, 1], "unexpected info (mode 7)"),
             ("icmp6", 0, &[0; 4], "an IPv6 match in an IPv4 table"),
