@@ -44,7 +44,7 @@ fn vectors(dir: &PathBuf) -> Vec<Vector> {
         } else {
             continue;
         };
-        if !matches::names().contains(&module) && !targets::DECODED.contains(&module) {
+        if !matches::names().contains(&module) && !targets::names().contains(&module) {
             continue;
         }
         let text = std::fs::read_to_string(dir.join(&file)).unwrap();
@@ -149,7 +149,7 @@ fn decode_inverts_the_compat_encoders() {
         }
         if let Target::Ext(x) = &rule.target {
             if let Some(c) = compile::compat::targets::layout(x, v.family) {
-                if targets::DECODED.contains(&c.name) {
+                if targets::names().contains(&c.name) {
                     t.1 += 1;
                     match targets::decode(v.family, c.name, c.rev as u8, &c.info) {
                         Ok(d) if d == **x => {}
@@ -176,10 +176,7 @@ fn decode_inverts_the_compat_encoders() {
         "pkttype", "length", "ttl", "hl", "tos", "dscp", "esp", "frag", "LOG", "NFLOG", "MARK",
         "NOTRACK", "TRACE",
     ];
-    for m in matches::names()
-        .into_iter()
-        .chain(targets::DECODED.iter().copied())
-    {
+    for m in matches::names().into_iter().chain(targets::names()) {
         if NATIVE.contains(&m) {
             continue;
         }

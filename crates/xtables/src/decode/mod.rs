@@ -6,6 +6,7 @@
 
 pub mod matches;
 pub mod more_matches;
+pub mod more_targets;
 pub mod targets;
 
 use crate::entry::{cstr, flags, IpPart};

@@ -8,7 +8,16 @@ use iptables::ext::targets as t;
 use iptables::ext::TargetExt;
 use ruleset::Family;
 
-/// The targets this module decodes, for messages and tests.
+/// Every target decoded (here and in [`super::more_targets`]).
+pub fn names() -> Vec<&'static str> {
+    DECODED
+        .iter()
+        .chain(super::more_targets::DECODED)
+        .copied()
+        .collect()
+}
+
+/// The targets this module decodes itself.
 pub const DECODED: &[&str] = &[
     "REJECT",
     "LOG",
@@ -142,6 +151,16 @@ pub fn decode(family: Family, name: &str, rev: u8, d: &[u8]) -> Result<TargetExt
             TargetExt::Checksum(t::checksum::Checksum {
                 fill: r.u8(0) & 1 != 0,
             })
+        }
+        _ if super::more_targets::DECODED.contains(&name) => {
+            return super::more_targets::decode(family, name, rev, d)
+                .unwrap_or_else(|| Err(Refusal::new(format!("revision {rev} is not decoded"))))
+        }
+        ("SET", _) => {
+            return Err(Refusal::new(
+                "ipset sets are named by the kernel's set index; migrate them with \
+                 the rule by hand (nfkeeper ipset, then -j SET)",
+            ))
         }
         _ if DECODED.contains(&name) => {
             return Err(Refusal::new(format!("revision {rev} is not decoded")))
@@ -284,7 +303,7 @@ mod tests {
     fn refusals_say_why() {
         let cases: &[(&str, u8, &[u8], &str)] = &[
             ("MARK", 1, &[0; 16], "revision 1 is not decoded"),
-            ("CLASSIFY", 0, &[0; 8], "extension not decoded"),
+            ("RATEEST", 0, &[0; 32], "extension not decoded"),
             (
                 "SNAT",
                 0,
