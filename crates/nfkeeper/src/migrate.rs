@@ -91,10 +91,12 @@ fn fam_name(f: Family) -> &'static str {
     }
 }
 
-/// A legacy table to move: its name, its layout (for emptying) and rules.
+/// A legacy table to move: its name, its layout and entries (for
+/// emptying) and its rules.
 struct Found {
     name: String,
     info: Info,
+    entries: Vec<xtables::entry::Entry>,
     table: Table,
 }
 
@@ -132,8 +134,13 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
         let mut tables = Vec::new();
         for name in names {
             match xtables::read_table(&sock, family, &name) {
-                Ok((_, t)) if t.is_empty() => {}
-                Ok((info, table)) => tables.push(Found { name, info, table }),
+                Ok(r) if r.table.is_empty() => {}
+                Ok(r) => tables.push(Found {
+                    name,
+                    info: r.info,
+                    entries: r.entries,
+                    table: r.table,
+                }),
                 Err(e) => {
                     eprintln!(
                         "nfkeeper migrate: cannot migrate {} {e}; nothing was changed",
@@ -241,6 +248,23 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
             }
         };
         for f in tables {
+            match xtables::unchanged(&sock, *family, &f.name, &f.entries) {
+                Ok(true) => {}
+                Ok(false) => {
+                    failed = true;
+                    eprintln!(
+                        "nfkeeper migrate: loaded into nfkeeper, but legacy {} {} changed since it was read; it was not emptied",
+                        fam_name(*family),
+                        f.name
+                    );
+                    continue;
+                }
+                Err(e) => {
+                    failed = true;
+                    eprintln!("nfkeeper migrate: loaded into nfkeeper, but legacy {} {e}; it was not emptied", fam_name(*family));
+                    continue;
+                }
+            }
             let (info, blob) = xtables::table::empty(*family, f.info.valid_hooks);
             match sock.replace(&f.name, &info, &blob, f.info.num_entries) {
                 Ok(()) => emptied.push(format!("{} {}", fam_name(*family), f.name)),

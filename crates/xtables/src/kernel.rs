@@ -27,9 +27,11 @@ const TABLE_MAXNAMELEN: usize = 32;
 /// The tables the namespace has for `family`, in the kernel's order
 /// (none when the module is not loaded).
 pub fn table_names(family: Family) -> io::Result<Vec<String>> {
+    // thread-self: /proc/net is the process's (its first thread's)
+    // namespace, not necessarily the calling thread's.
     let path = match family {
-        Family::Ipv4 => "/proc/net/ip_tables_names",
-        Family::Ipv6 => "/proc/net/ip6_tables_names",
+        Family::Ipv4 => "/proc/thread-self/net/ip_tables_names",
+        Family::Ipv6 => "/proc/thread-self/net/ip6_tables_names",
     };
     match std::fs::read_to_string(path) {
         Ok(s) => Ok(s

@@ -19,17 +19,46 @@ pub mod table;
 
 use ruleset::Family;
 
-/// A table read from the kernel and decoded.
-pub fn read_table(
-    sock: &kernel::Socket,
-    family: Family,
-    name: &str,
-) -> Result<(table::Info, decode::Table), String> {
+/// A table as read from the kernel: its layout, its entries and what they
+/// decode to.
+pub struct Read {
+    pub info: table::Info,
+    pub entries: Vec<entry::Entry>,
+    pub table: decode::Table,
+}
+
+/// Read table `name` (listed by [`kernel::table_names`]) and decode it.
+pub fn read_table(sock: &kernel::Socket, family: Family, name: &str) -> Result<Read, String> {
     let (info, blob) = sock
         .read(name)
         .map_err(|e| format!("cannot read table {name}: {e}"))?;
     let entries = entry::parse(family, &blob).map_err(|e| format!("table {name}: {e}"))?;
     let raw = table::chains(family, &info, &entries).map_err(|e| format!("table {name}: {e}"))?;
-    let t = decode::table(family, name, &raw).map_err(|e| e.to_string())?;
-    Ok((info, t))
+    let table = decode::table(family, name, &raw).map_err(|e| e.to_string())?;
+    Ok(Read {
+        info,
+        entries,
+        table,
+    })
+}
+
+/// Whether table `name` still holds the rules of `before` (counters aside:
+/// packets keep moving them). Read again just before the table is emptied,
+/// so that a change made after the first read is not lost; the kernel's
+/// own check (the entry count) misses a change that keeps the count.
+pub fn unchanged(
+    sock: &kernel::Socket,
+    family: Family,
+    name: &str,
+    before: &[entry::Entry],
+) -> Result<bool, String> {
+    let (_, blob) = sock
+        .read(name)
+        .map_err(|e| format!("cannot read table {name}: {e}"))?;
+    let now = entry::parse(family, &blob).map_err(|e| format!("table {name}: {e}"))?;
+    let strip = |e: &entry::Entry| entry::Entry {
+        counters: (0, 0),
+        ..e.clone()
+    };
+    Ok(now.len() == before.len() && now.iter().zip(before).all(|(a, b)| strip(a) == strip(b)))
 }
