@@ -100,62 +100,23 @@ struct Found {
     table: Table,
 }
 
+/// Every family's tables, read and decoded.
+type FoundAll = Vec<(Family, Vec<Found>)>;
+
 pub fn migrate(args: &[String], s: &Settings) -> i32 {
     let o = match parse(args) {
         Ok(o) => o,
         Err(code) => return code,
     };
-    // 1. Read and decode everything first.
-    let mut found: Vec<(Family, Vec<Found>)> = Vec::new();
-    for &family in &o.families {
-        let names = match xtables::kernel::table_names(family) {
-            Ok(n) => n,
-            Err(e) => {
-                eprintln!(
-                    "nfkeeper migrate: cannot list the legacy {} tables: {e}",
-                    fam_name(family)
-                );
-                return 4;
-            }
-        };
-        if names.is_empty() {
-            continue;
-        }
-        let sock = match xtables::kernel::Socket::open(family) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!(
-                    "nfkeeper migrate: cannot open a raw {} socket: {e}",
-                    fam_name(family)
-                );
-                return 4;
-            }
-        };
-        let mut tables = Vec::new();
-        for name in names {
-            match xtables::read_table(&sock, family, &name) {
-                Ok(r) if r.table.is_empty() => {}
-                Ok(r) => tables.push(Found {
-                    name,
-                    info: r.info,
-                    entries: r.entries,
-                    table: r.table,
-                }),
-                Err(e) => {
-                    eprintln!(
-                        "nfkeeper migrate: cannot migrate {} {e}; nothing was changed",
-                        fam_name(family)
-                    );
-                    return 1;
-                }
-            }
-        }
-        if !tables.is_empty() {
-            found.push((family, tables));
-        }
-    }
+    let found = match read_legacy(&o.families) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
     if found.is_empty() {
-        println!("nfkeeper migrate: nothing to migrate (no legacy table holds rules, user chains or policies other than ACCEPT)");
+        println!(
+            "nfkeeper migrate: nothing to migrate (no legacy table holds rules, \
+             user chains or policies other than ACCEPT)"
+        );
         return 0;
     }
     let texts: Vec<String> = found
@@ -180,112 +141,17 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
         println!("dry run: nothing was changed");
         return 0;
     }
-    // 2. nfkeeper's tables that would be replaced.
     if !o.replace {
-        for (family, tables) in &found {
-            let kinds: Vec<TableKind> = tables.iter().map(|f| f.table.kind).collect();
-            match occupied(*family, &kinds, s) {
-                Ok(busy) if busy.is_empty() => {}
-                Ok(busy) => {
-                    eprintln!(
-                        "nfkeeper migrate: nfkeeper's {} table {} already holds rules; \
-                         use --replace to replace it; nothing was changed",
-                        fam_name(*family),
-                        busy.join(", ")
-                    );
-                    return 1;
-                }
-                Err(e) => {
-                    eprintln!("nfkeeper migrate: {e}; nothing was changed");
-                    return 1;
-                }
-            }
+        if let Err(code) = refuse_occupied(&found, s) {
+            return code;
         }
     }
-    // 3. Load, one restore per family.
-    let args = iptables::tool::RestoreArgs {
-        counters: true,
-        ..Default::default()
-    };
-    for (n, ((family, _), text)) in found.iter().zip(&texts).enumerate() {
-        let prog = match family {
-            Family::Ipv4 => "iptables-restore",
-            Family::Ipv6 => "ip6tables-restore",
-        };
-        let mut out = std::io::stdout();
-        let mut err = std::io::stderr();
-        let bytes = iptables::bytes::encode(text).into_owned();
-        let code =
-            crate::personality::restore_payload(*family, prog, &args, bytes, s, &mut out, &mut err);
-        if code != 0 {
-            let loaded: Vec<&str> = found[..n].iter().map(|(f, _)| fam_name(*f)).collect();
-            eprintln!(
-                "nfkeeper migrate: loading the {} ruleset failed (exit {code}); the legacy tables are unchanged{}",
-                fam_name(*family),
-                if loaded.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (nfkeeper's {} tables were loaded)", loaded.join(", "))
-                }
-            );
-            return 1;
-        }
+    if let Err(code) = load(&found, &texts, s) {
+        return code;
     }
-    // 4. Empty the legacy tables.
-    let mut text = report(&found, "moved");
-    let mut emptied = Vec::new();
-    let mut failed = false;
-    for (family, tables) in &found {
-        let sock = match xtables::kernel::Socket::open(*family) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!(
-                    "nfkeeper migrate: cannot open a raw {} socket: {e}",
-                    fam_name(*family)
-                );
-                failed = true;
-                continue;
-            }
-        };
-        for f in tables {
-            match xtables::unchanged(&sock, *family, &f.name, &f.entries) {
-                Ok(true) => {}
-                Ok(false) => {
-                    failed = true;
-                    eprintln!(
-                        "nfkeeper migrate: loaded into nfkeeper, but legacy {} {} changed since it was read; it was not emptied",
-                        fam_name(*family),
-                        f.name
-                    );
-                    continue;
-                }
-                Err(e) => {
-                    failed = true;
-                    eprintln!("nfkeeper migrate: loaded into nfkeeper, but legacy {} {e}; it was not emptied", fam_name(*family));
-                    continue;
-                }
-            }
-            let (info, blob) = xtables::table::empty(*family, f.info.valid_hooks);
-            match sock.replace(&f.name, &info, &blob, f.info.num_entries) {
-                Ok(()) => emptied.push(format!("{} {}", fam_name(*family), f.name)),
-                Err(e) => {
-                    failed = true;
-                    eprintln!(
-                        "nfkeeper migrate: loaded into nfkeeper, but emptying legacy {} {} failed: {e}{}",
-                        fam_name(*family),
-                        f.name,
-                        if e.raw_os_error() == Some(libc::EAGAIN) {
-                            " (it changed since it was read)"
-                        } else {
-                            ""
-                        }
-                    );
-                }
-            }
-        }
-    }
-    let _ = writeln!(
-        text,
+    let (emptied, failed) = empty_legacy(&found);
+    print!("{}", report(&found, "moved"));
+    println!(
         "emptied legacy tables: {}",
         if emptied.is_empty() {
             "none".to_string()
@@ -293,8 +159,156 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
             emptied.join(", ")
         }
     );
-    print!("{text}");
     i32::from(failed)
+}
+
+/// Step 1: the legacy tables of `families` that hold something, decoded;
+/// `Err(exit code)` after saying why not (nothing changed).
+fn read_legacy(families: &[Family]) -> Result<FoundAll, i32> {
+    let mut found = Vec::new();
+    for &family in families {
+        let names = xtables::kernel::table_names(family).map_err(|e| {
+            eprintln!(
+                "nfkeeper migrate: cannot list the legacy {} tables: {e}",
+                fam_name(family)
+            );
+            4
+        })?;
+        if names.is_empty() {
+            continue;
+        }
+        let sock = xtables::kernel::Socket::open(family).map_err(|e| {
+            eprintln!(
+                "nfkeeper migrate: cannot open a raw {} socket: {e}",
+                fam_name(family)
+            );
+            4
+        })?;
+        let mut tables = Vec::new();
+        for name in names {
+            let r = xtables::read_table(&sock, family, &name).map_err(|e| {
+                eprintln!(
+                    "nfkeeper migrate: cannot migrate {} {e}; nothing was changed",
+                    fam_name(family)
+                );
+                1
+            })?;
+            if !r.table.is_empty() {
+                tables.push(Found {
+                    name,
+                    info: r.info,
+                    entries: r.entries,
+                    table: r.table,
+                });
+            }
+        }
+        if !tables.is_empty() {
+            found.push((family, tables));
+        }
+    }
+    Ok(found)
+}
+
+/// Step 2 (without --replace): refuse when an nfkeeper table to be
+/// replaced holds rules or user chains.
+fn refuse_occupied(found: &FoundAll, s: &Settings) -> Result<(), i32> {
+    for (family, tables) in found {
+        let kinds: Vec<TableKind> = tables.iter().map(|f| f.table.kind).collect();
+        let busy = occupied(*family, &kinds, s).map_err(|e| {
+            eprintln!("nfkeeper migrate: {e}; nothing was changed");
+            1
+        })?;
+        if !busy.is_empty() {
+            eprintln!(
+                "nfkeeper migrate: nfkeeper's {} {} {} already {} rules; \
+                 use --replace to replace {}; nothing was changed",
+                fam_name(*family),
+                if busy.len() == 1 { "table" } else { "tables" },
+                busy.join(", "),
+                if busy.len() == 1 { "holds" } else { "hold" },
+                if busy.len() == 1 { "it" } else { "them" },
+            );
+            return Err(1);
+        }
+    }
+    Ok(())
+}
+
+/// Step 3: each family's text as one restore, the way `nfkeeper
+/// iptables-restore --counters` loads it.
+fn load(found: &FoundAll, texts: &[String], s: &Settings) -> Result<(), i32> {
+    let args = iptables::tool::RestoreArgs {
+        counters: true,
+        ..Default::default()
+    };
+    for (n, ((family, _), text)) in found.iter().zip(texts).enumerate() {
+        let prog = match family {
+            Family::Ipv4 => "iptables-restore",
+            Family::Ipv6 => "ip6tables-restore",
+        };
+        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+        let bytes = iptables::bytes::encode(text).into_owned();
+        let code =
+            crate::personality::restore_payload(*family, prog, &args, bytes, s, &mut out, &mut err);
+        if code != 0 {
+            let loaded: Vec<&str> = found[..n].iter().map(|(f, _)| fam_name(*f)).collect();
+            eprintln!(
+                "nfkeeper migrate: loading the {} ruleset failed (exit {code}); \
+                 the legacy tables are unchanged{}",
+                fam_name(*family),
+                if loaded.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (nfkeeper's {} tables were loaded)", loaded.join(", "))
+                }
+            );
+            return Err(1);
+        }
+    }
+    Ok(())
+}
+
+/// Step 4: empty each legacy table that still holds what was read.
+/// Returns the tables emptied and whether any was not.
+fn empty_legacy(found: &FoundAll) -> (Vec<String>, bool) {
+    let mut emptied = Vec::new();
+    let mut failed = false;
+    for (family, tables) in found {
+        let fam = fam_name(*family);
+        let sock = match xtables::kernel::Socket::open(*family) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("nfkeeper migrate: cannot open a raw {fam} socket: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        for f in tables {
+            let why = match xtables::unchanged(&sock, *family, &f.name, &f.entries) {
+                Ok(true) => {
+                    let (info, blob) = xtables::table::empty(*family, f.info.valid_hooks);
+                    match sock.replace(&f.name, &info, &blob, f.info.num_entries) {
+                        Ok(()) => {
+                            emptied.push(format!("{fam} {}", f.name));
+                            continue;
+                        }
+                        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                            "it changed since it was read".to_string()
+                        }
+                        Err(e) => format!("emptying it failed: {e}"),
+                    }
+                }
+                Ok(false) => "it changed since it was read".to_string(),
+                Err(e) => e,
+            };
+            failed = true;
+            eprintln!(
+                "nfkeeper migrate: loaded into nfkeeper, but legacy {fam} {} was not emptied: {why}",
+                f.name
+            );
+        }
+    }
+    (emptied, failed)
 }
 
 /// One line per family and table: chains, rules, policies.
