@@ -28,8 +28,9 @@ chains, ACCEPT policies, no rules). A rule with an extension migrate does
 not decode refuses the whole migration before anything changes, naming the
 table, chain, rule and extension; so does an nfkeeper table that would be
 replaced and already holds rules, unless --replace.
-  --dry-run   print the iptables-save text that would be loaded and the
-              report; change nothing
+  --dry-run   print the iptables-save text that would be loaded, the
+              report, and the nfkeeper tables it would replace; change
+              nothing
   --replace   replace nfkeeper tables that already hold rules
 Only --from legacy exists (iptables-nft's tables are not migrated yet).
 Exit status: 0 migrated or nothing to migrate, 1 refused or failed,
@@ -138,6 +139,27 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
             print!("{text}");
         }
         print!("{}", report(&found, "would move"));
+        for (family, tables) in &found {
+            let kinds: Vec<TableKind> = tables.iter().map(|f| f.table.kind).collect();
+            match occupied(*family, &kinds, s) {
+                Ok(busy) if busy.is_empty() => {}
+                Ok(busy) => println!(
+                    "nfkeeper's {} {} {}: {}",
+                    fam_name(*family),
+                    if busy.len() == 1 { "table" } else { "tables" },
+                    busy.join(", "),
+                    if o.replace {
+                        "would be replaced"
+                    } else {
+                        "already holding rules, would refuse (see --replace)"
+                    }
+                ),
+                Err(e) => println!(
+                    "nfkeeper's {} tables: cannot read them: {e}",
+                    fam_name(*family)
+                ),
+            }
+        }
         println!("dry run: nothing was changed");
         return 0;
     }
@@ -328,17 +350,22 @@ fn report(found: &[(Family, Vec<Found>)], verb: &str) -> String {
                 .collect();
             let _ = writeln!(
                 out,
-                "{} {}: {verb} {} chains ({} user), {} rules; policies {}",
+                "{} {}: {verb} {}, {} ({} user), policies {}",
                 fam_name(*family),
                 f.name,
-                t.chains.len(),
+                count(t.rule_count(), "rule"),
+                count(t.chains.len(), "chain"),
                 t.chains.iter().filter(|c| c.policy.is_none()).count(),
-                t.rule_count(),
                 policies.join(", ")
             );
         }
     }
     out
+}
+
+/// "1 rule", "2 rules".
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Which of `kinds` nfkeeper's tables of `family` already hold rules or

@@ -158,7 +158,9 @@ fn full_round(ns: &Ns, v6: bool, what: &str) {
     // The dry run prints the restore text: the same tables as the oracle.
     let dry = tables(
         &out.lines()
-            .filter(|l| !l.starts_with("ip") && !l.starts_with("dry run"))
+            .filter(|l| {
+                !l.starts_with("ip") && !l.starts_with("dry run") && !l.starts_with("nfkeeper's")
+            })
             .map(|l| {
                 // `[P:B] -A ...` rules
                 match l.strip_prefix('[').and_then(|r| r.split_once("] ")) {
@@ -318,7 +320,7 @@ fn full_round_pair(ns: &Ns, before6: BTreeMap<String, Vec<String>>) {
     let before4 = legacy_save(ns, false);
     let (code, out, err) = migrate(ns, &["-4"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("ip filter: moved 6 chains (3 user), 24 rules; policies INPUT DROP, FORWARD DROP, OUTPUT ACCEPT"), "{out}");
+    assert!(out.contains("ip filter: moved 24 rules, 6 chains (3 user), policies INPUT DROP, FORWARD DROP, OUTPUT ACCEPT"), "{out}");
     let emptied = out
         .lines()
         .find_map(|l| l.strip_prefix("emptied legacy tables: "))
@@ -577,6 +579,14 @@ fn refusals_change_nothing() {
     let o = ns.exec(&[NFK, "iptables", "-A", "OUTPUT", "-j", "ACCEPT"]);
     assert!(o.status.success());
     let before = legacy_save(&ns, false);
+    let (code, out, _) = migrate(&ns, &["--dry-run"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(
+            "nfkeeper's ip table filter: already holding rules, would refuse (see --replace)"
+        ),
+        "{out}"
+    );
     let (code, _, err) = migrate(&ns, &[]);
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -667,4 +677,69 @@ fn counters_move() {
         .map(|l| format!("{l}\n"))
         .collect();
     assert_eq!(got, rules);
+}
+
+/// With `nfkeeper serve` answering in the namespace, the load goes through
+/// the daemon (as `nfkeeper iptables-restore` would), and the daemon's
+/// model is the kernel's afterwards (`nfkeeper verify` compares them).
+#[test]
+fn migrate_through_the_daemon() {
+    if !have_legacy() {
+        return;
+    }
+    let ns = Ns::new("mig-daemon");
+    legacy_restore(&ns, false, HAND_V4);
+    let before = legacy_save(&ns, false);
+    let sock = std::env::temp_dir().join(format!("nfk-migrate-{}.sock", std::process::id()));
+    let env = format!("NFKEEPER_SOCKET={}", sock.display());
+    let mut daemon = Command::new("ip")
+        .args([
+            "netns", "exec", &ns.name, "env", &env, NFK, "serve", "--quiet",
+        ])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn nfkeeper serve");
+    let up = (0..500).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        ns.exec(&["env", &env, NFK, "status"]).status.success()
+    });
+    let run = |args: &[&str]| {
+        let mut argv = vec!["env", &env, NFK];
+        argv.extend_from_slice(args);
+        text(&ns.exec(&argv))
+    };
+    let migrated = run(&["migrate", "--from", "legacy", "-4"]);
+    let status = run(&["status"]);
+    let verified = run(&["verify", "-q", "-4"]);
+    let saved = run(&["iptables-save"]);
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let _ = std::fs::remove_file(&sock);
+    assert!(up, "nfkeeper serve did not answer");
+    assert_eq!(migrated.0, 0, "{}", migrated.2);
+    // The daemon committed the restore and its model holds the rules.
+    let commits: u64 = status
+        .1
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("commits:"))
+        .and_then(|c| c.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    assert!(commits >= 1, "{}", status.1);
+    assert!(
+        status
+            .1
+            .contains("table ip nfkeeper_filter: 6 chains, 24 rules"),
+        "{}",
+        status.1
+    );
+    assert_eq!((verified.0, verified.1.as_str()), (0, ""), "{}", verified.2);
+    let after = tables(&saved.1);
+    for (t, lines) in &before {
+        same_lines(
+            after.get(t).map_or(&[][..], |v| v),
+            lines,
+            &format!("daemon: table {t}"),
+        );
+    }
+    assert_legacy_emptied(&ns, false);
 }
