@@ -599,6 +599,32 @@ fn refusals_change_nothing() {
     assert!(out.contains("emptied legacy tables: ip filter"), "{out}");
     assert_eq!(nfk_save(&ns, false)["filter"], before["filter"]);
     assert_legacy_emptied(&ns, false);
+
+    // nfkeeper tables the legacy ruleset does not have are left alone.
+    let ns = Ns::new("mig-other");
+    legacy_restore(&ns, false, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -j DROP\nCOMMIT\n");
+    let o = ns.exec(&[
+        NFK,
+        "iptables",
+        "-t",
+        "nat",
+        "-A",
+        "POSTROUTING",
+        "-j",
+        "MASQUERADE",
+    ]);
+    assert!(o.status.success());
+    let (code, _, err) = migrate(&ns, &[]);
+    assert_eq!(code, 0, "{err}");
+    let after = nfk_save(&ns, false);
+    assert!(
+        after["nat"].contains(&"-A POSTROUTING -j MASQUERADE".to_string()),
+        "{after:?}"
+    );
+    assert!(
+        after["filter"].contains(&"-A INPUT -j DROP".to_string()),
+        "{after:?}"
+    );
 }
 
 #[test]
