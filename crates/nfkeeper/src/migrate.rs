@@ -54,10 +54,10 @@ fn parse(args: &[String]) -> Result<Opts, i32> {
         match a.as_str() {
             "-4" => o.families = vec![Family::Ipv4],
             "-6" => o.families = vec![Family::Ipv6],
-            "--dry-run" | "-n" => o.dry_run = true,
+            "--dry-run" => o.dry_run = true,
             "--replace" => o.replace = true,
             "--from" => from = it.next().cloned(),
-            s if s.starts_with("--from=") => from = Some(s["--from=".len()..].to_string()),
+            s if s.starts_with("--from=") => from = s.strip_prefix("--from=").map(String::from),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return Err(0);
