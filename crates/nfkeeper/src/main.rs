@@ -13,6 +13,7 @@
 
 mod forward;
 mod ipset;
+mod migrate;
 mod offline;
 mod personality;
 mod settings;
@@ -82,6 +83,10 @@ Usage:
   nfkeeper verify [-4|-6] [-t TABLE] [-q]
                                    check that nfkeeper's tables in the kernel are what the logical
                                    rules they record compile to; one line per difference
+  nfkeeper migrate --from legacy [-4|-6] [--dry-run] [--replace]
+                                   move this namespace's iptables-legacy ruleset into nfkeeper's
+                                   tables (one transaction per family), then empty the legacy
+                                   tables (`nfkeeper migrate --help`)
   nfkeeper agent [OPTIONS]         the fleet agent: this host's ruleset from etcd (docs/fleet.md)
   nfkeeper fleet COMMAND ...       the fleet's operator commands (status, rollout, pause, resume,
                                    history, ...; `nfkeeper fleet --help`)
@@ -199,6 +204,7 @@ fn run() -> i32 {
         "status" => status(&s),
         "trace" => trace::trace(rest, &s),
         "verify" => verify::verify(rest, &s),
+        "migrate" => migrate::migrate(rest, &s),
         "bench" | "demo" | "load" => forward::to_bench(argv0, &args[first..]),
         "agent" | "fleet" | "controller" => forward::to_agent(&args[first..]),
         "--version" | "-V" | "version" => {

@@ -163,6 +163,21 @@ fn restore(
         );
         return 1;
     }
+    restore_payload(family, prog, &a, input, s, out, err)
+}
+
+/// Restore `input` (the bytes of a restore file) as `prog` with options
+/// `a`: through the daemon when it answers, else the backend. The path of
+/// every restore, `nfkeeper migrate`'s included.
+pub fn restore_payload(
+    family: Family,
+    prog: &str,
+    a: &tool::RestoreArgs,
+    input: Vec<u8>,
+    s: &Settings,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     let req = proto::Request::Restore {
         family: wire_family(family),
         prog: prog.to_string(),
@@ -180,7 +195,7 @@ fn restore(
     };
     let input = iptables::bytes::decode(&payload);
     match backend(family, s) {
-        Ok(mut b) => tool::restore(family, prog, &a, &input, b.as_mut(), err),
+        Ok(mut b) => tool::restore(family, prog, a, &input, b.as_mut(), err),
         Err(msg) => {
             let _ = writeln!(err, "{msg}");
             1

@@ -60,6 +60,12 @@ fn completion_offers_what_the_binary_accepts() {
             &["--help"],
         ),
         (&["nfkeeper", "ver"], &["verify"], &["serve"]),
+        (&["nfkeeper", "mig"], &["migrate"], &["verify"]),
+        (
+            &["nfkeeper", "migrate", "--"],
+            &["--from", "--dry-run", "--replace"],
+            &["--direct"],
+        ),
         (
             &["nfkeeper", "--direct", "ip6"],
             &["ip6tables", "ip6tables-restore"],

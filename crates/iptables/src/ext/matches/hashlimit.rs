@@ -31,7 +31,7 @@ const DEFAULT_GC_INTERVAL: u32 = 1000;
 /// `name[NAME_MAX]` less the NUL.
 pub const NAME_MAX: usize = 254;
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Hashlimit {
     pub name: String,
     /// Packets: interval between packets in 1/1000000 s; bytes (`BYTES`):
