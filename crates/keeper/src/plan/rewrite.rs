@@ -390,6 +390,10 @@ impl Planner<'_> {
                     skip = k - 1;
                     continue;
                 }
+                if let Some(k) = self.new_runs_at(kind, chain, &new, &from_old, j, &d, &mut prev)? {
+                    skip = k - 1;
+                    continue;
+                }
             }
             let Some(i) = from_old[j] else {
                 let (placement, at) = match prev {
@@ -420,6 +424,77 @@ impl Planner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// When `new[j..]` starts a stretch of new rules (none kept from the
+    /// kernel) long enough to hold a run: the stretch compiled as a
+    /// replaced table's chain is (runs and plain rules), placed after
+    /// `prev`, which ends at the stretch's last kernel object; its length.
+    /// `None`, nothing done, when it holds no run (or runs are not
+    /// compiled, or numgen maps are on: those take [`Self::new_numgen_at`]).
+    /// So a KUBE-SERVICES chain that a sync changed becomes one verdict
+    /// map again, instead of plain rules from then on.
+    #[allow(clippy::too_many_arguments)]
+    fn new_runs_at(
+        &mut self,
+        kind: TableKind,
+        chain: &str,
+        new: &[(RuleId, Rule, Counters)],
+        from_old: &[Option<usize>],
+        j: usize,
+        d: &Deferred,
+        prev: &mut Option<Loc>,
+    ) -> Result<Option<usize>, Error> {
+        let Some(o) = self.opts.compile else {
+            return Ok(None);
+        };
+        if o.numgen || self.opts.plain_appends {
+            return Ok(None);
+        }
+        let len = from_old[j..].iter().take_while(|x| x.is_none()).count();
+        if len < o.min_len.max(2) {
+            return Ok(None);
+        }
+        let refs: Vec<(RuleId, &Rule)> = new[j..j + len].iter().map(|(i, r, _)| (*i, r)).collect();
+        let items = compile::runs::compile_chain(&refs, self.family, kind, chain, o)
+            .map_err(|e| Error::param(e.to_string()))?;
+        if !items
+            .iter()
+            .any(|i| matches!(i, compile::runs::Item::Run { .. }))
+        {
+            return Ok(None);
+        }
+        let members: HashMap<RuleId, (&Rule, Counters)> = new[j..j + len]
+            .iter()
+            .map(|(i, r, c)| (*i, (r, *c)))
+            .collect();
+        for item in items {
+            let at = match *prev {
+                Some(l) => (Placement::Append, Some(l)),
+                None => (Placement::Insert, None),
+            };
+            match item {
+                compile::runs::Item::Plain { id } => {
+                    self.p.tag = d.lines.get(&id).copied().unwrap_or(d.tag);
+                    let (r, c) = members[&id];
+                    self.new_rule(kind, chain, id, r, c, at.0, at.1)?;
+                    *prev = self.view.loc(kind, id);
+                }
+                compile::runs::Item::Run { lowered, set } => {
+                    if let Some(first) = set.elems.first() {
+                        self.p.tag = d.lines.get(&first.id).copied().unwrap_or(d.tag);
+                    }
+                    self.new_run_at(kind, chain, lowered, *set, &members, at)?;
+                    *prev = self
+                        .view
+                        .runs
+                        .last()
+                        .and_then(|r| r.as_ref())
+                        .map(|r| r.rule);
+                }
+            }
+        }
+        Ok(Some(len))
     }
 
     /// When `new[j..]` starts a numgen group (`compile::runs::numgen`) of
