@@ -605,7 +605,8 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
         "\nPacket method: client and server namespaces joined by veth, rules in \
          the server namespace (INPUT; raw PREROUTING or netdev ingress for e.raw \
          / e.ingress), hook policy DROP, N non-matching rules then the accepting \
-         one. {}{} repetitions of each measurement: a TCP bulk transfer of {:.1} s (one connection, \
+         one (g.compat: after one `-m recent --set` rule that lists the \
+         traffic's source, so that every rule runs its xtables module). {}{} repetitions of each measurement: a TCP bulk transfer of {:.1} s (one connection, \
          128 KiB writes; the bytes the server read) or a {:.1} s UDP flood of 64-byte IP \
          packets (the packets that reached the server's socket per second of \
          sending: read, or dropped at its full buffer, from the kernel's \
