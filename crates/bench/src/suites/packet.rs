@@ -286,12 +286,16 @@ fn complaint(argv: &[String], stderr: &str) -> String {
     format!("`{}`: {}", argv.join(" "), line.trim())
 }
 
-/// Loads `i` into `ns`: the ipset first, then the adapter's restore command
-/// (the one its `Op::Restore` uses) with our text as its input.
+/// Loads `i` into `ns`: the ipset and the nfacct object first, then the
+/// adapter's restore command (the one its `Op::Restore` uses) with our
+/// text as its input.
 fn install(ns: &Netns, a: &dyn Adapter, i: &Install, limit: Duration) -> Result<(), String> {
     let mut cmds = Vec::new();
     if let Some(set) = &i.ipset {
         cmds.push(Cmd::new(["ipset", "restore"]).with_stdin(set.clone()));
+    }
+    if let Some(acct) = i.nfacct {
+        cmds.push(Cmd::new(["nfacct", "add", acct]));
     }
     let restore = Op::Restore {
         rs: Ruleset { tables: Vec::new() },
@@ -601,7 +605,8 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
         "\nPacket method: client and server namespaces joined by veth, rules in \
          the server namespace (INPUT; raw PREROUTING or netdev ingress for e.raw \
          / e.ingress), hook policy DROP, N non-matching rules then the accepting \
-         one. {}{} repetitions of each measurement: a TCP bulk transfer of {:.1} s (one connection, \
+         one (g.compat: after one `-m recent --set` rule that lists the \
+         traffic's source, so that every rule runs its xtables module). {}{} repetitions of each measurement: a TCP bulk transfer of {:.1} s (one connection, \
          128 KiB writes; the bytes the server read) or a {:.1} s UDP flood of 64-byte IP \
          packets (the packets that reached the server's socket per second of \
          sending: read, or dropped at its full buffer, from the kernel's \
@@ -791,6 +796,7 @@ mod tests {
         // A policy DROP without the accepting rule: nothing passes.
         let all_drop = Install {
             ipset: None,
+            nfacct: None,
             rules: "table ip filter {\n\tchain INPUT {\n\t\ttype filter hook input priority 0; policy drop;\n\t}\n}\n".into(),
         };
         if Nft.available().is_ok() {
@@ -823,7 +829,14 @@ mod tests {
             let ipt = groups(Dialect::Iptables, p, 0);
             assert_eq!(
                 ipt[0],
-                ["a.addr", "b.multiport", "c.rules", "d.jumps", "e.input"]
+                [
+                    "a.addr",
+                    "b.multiport",
+                    "c.rules",
+                    "d.jumps",
+                    "e.input",
+                    "g.compat"
+                ]
             );
             assert!(ipt[1..].iter().all(|g| g.len() == 1), "{ipt:?}");
             let nft = groups(Dialect::Nft, p, 0);
@@ -840,6 +853,69 @@ mod tests {
         let m = |p, a| measured(Variant::Addr, p, 0, Dialect::Iptables, a);
         assert!(m(Proto::Tcp, "x") != m(Proto::Udp, "x"));
         assert!(m(Proto::Tcp, "x") != m(Proto::Tcp, "y"));
+    }
+
+    /// g) through each iptables tool present (nfkeeper where `NFKEEPER_BIN`
+    /// or `PATH` has it): the traffic passes, the last rule drops its
+    /// probe, and the nftables-based tools load every rule with its module
+    /// as an xtables match (`xt match` in nft's listing), none translated.
+    #[test]
+    fn compat_rules_load_xt_matches_root() {
+        use crate::suites::adapters::Iptables;
+        let _serial = crate::suites::KERNEL_TEST
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !crate::netns::is_root() {
+            eprintln!("skipped: needs root for network namespaces");
+            return;
+        }
+        let lim = Duration::from_secs(10);
+        let ns = Netns::new().expect("namespace");
+        if ns.run(&["nfacct", "list"], None, lim).is_err() {
+            eprintln!("skipped: no nfacct tool (apt-get install nfacct)");
+            return;
+        }
+        let n = 6;
+        let v = Variant::Compat;
+        let mut tried = 0;
+        for a in [Iptables::nfkeeper(), Iptables::nft(), Iptables::legacy()] {
+            if let Err(why) = a.available() {
+                eprintln!("{}: skipped: {why}", a.name());
+                continue;
+            }
+            let pair = Pair::new(None, lim).expect("pair");
+            let inst = v.install(Dialect::Iptables, Proto::Udp, n).unwrap();
+            install(&pair.server, &a, &inst, lim).unwrap_or_else(|e| panic!("{e}"));
+            let (cl, sv) = pair.places(None);
+            verify(&cl, &sv, Proto::Udp, v.blocked(n)).unwrap_or_else(|e| panic!("{e}"));
+            tried += 1;
+            if a.name() == "iptables-legacy" {
+                continue;
+            }
+            // The netlink view names each expression (the listing prints
+            // some xtables matches through their translation, `time` as
+            // nothing); a rule is its header line and the indented lines.
+            let argv = ["nft", "--debug=netlink", "list", "ruleset"];
+            let out = pair.server.run(&argv, None, lim).expect("nft list").stdout;
+            let mut rules: Vec<String> = Vec::new();
+            for l in out.lines() {
+                match rules.last_mut() {
+                    Some(r) if l.starts_with("  ") => r.push_str(l),
+                    _ => rules.push(l.to_string()),
+                }
+            }
+            let ported: Vec<&String> = rules
+                .iter()
+                .filter(|r| r.contains("@ transport header + 2"))
+                .collect();
+            assert_eq!(ported.len(), n, "{}:\n{out}", a.name());
+            for (k, r) in ported.iter().enumerate() {
+                let m = ["recent", "nfacct", "time"][k % 3];
+                let xt = format!("[ match name {m} rev");
+                assert!(r.contains(&xt), "{}: {r}", a.name());
+            }
+        }
+        eprintln!("{tried} tools checked");
     }
 
     /// The quick suite at tiny N with the nft adapter, through the kernel:

@@ -19,6 +19,8 @@ pub const TRAFFIC_PORT: u16 = 900;
 pub const PORTS_PER_RULE: usize = 15;
 /// The named set (nft) or ipset of the set variants.
 pub const SET: &str = "pktbench";
+/// The nfacct object the g) rules count into (made before the restore).
+pub const NFACCT: &str = "pktbench";
 /// The device of the nft ingress hook: the server's end of the veth pair.
 pub const SERVER_DEV: &str = "vs";
 
@@ -78,6 +80,15 @@ pub enum Variant {
     BlockInput,
     /// e) blocklist at nft netdev ingress (a set; nft only).
     BlockIngress,
+    /// g) N rules whose match has no native nftables form, so nfkeeper and
+    /// iptables-nft run the kernel's xtables module per rule (nft_compat):
+    /// in turn ufw's limit (`-m recent --update`), kube-proxy's counter
+    /// (`-m nfacct`) and a schedule (`-m time`), each before a `--dport`
+    /// the traffic does not have. The traffic satisfies every compat match
+    /// (one `-m recent --set` rule in front, ufw's other half, puts its
+    /// source on the list), so each rule runs its module and fails only on
+    /// the port. Iptables dialect only (nft has no such form).
+    Compat,
     /// f) N rules `-s ADDR -m length --length 0:L -j DROP` in blocks of k
     /// that differ only in the address (L differs between blocks, so each
     /// block is one run of k when runs are compiled): what a run of k costs
@@ -90,7 +101,7 @@ pub enum Variant {
 pub const RUN_LENGTHS: [u8; 5] = [8, 16, 24, 32, 64];
 
 /// Every variant, in report order.
-pub const VARIANTS: [Variant; 16] = [
+pub const VARIANTS: [Variant; 17] = [
     Variant::Addr,
     Variant::Multiport,
     Variant::PortSet,
@@ -102,6 +113,7 @@ pub const VARIANTS: [Variant; 16] = [
     Variant::BlockRaw,
     Variant::BlockInput,
     Variant::BlockIngress,
+    Variant::Compat,
     Variant::Runs(RUN_LENGTHS[0]),
     Variant::Runs(RUN_LENGTHS[1]),
     Variant::Runs(RUN_LENGTHS[2]),
@@ -119,10 +131,12 @@ pub struct Blocked {
 }
 
 /// What to load into the server's namespace: an `ipset restore` input
-/// first when the rules refer to a set, then the tool's ruleset.
+/// first when the rules refer to a set, the nfacct object (`nfacct add`)
+/// when they count into one, then the tool's ruleset.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Install {
     pub ipset: Option<String>,
+    pub nfacct: Option<&'static str>,
     pub rules: String,
 }
 
@@ -151,6 +165,7 @@ impl Variant {
             Variant::BlockRaw => "e.raw",
             Variant::BlockInput => "e.input",
             Variant::BlockIngress => "e.ingress",
+            Variant::Compat => "g.compat",
             Variant::Runs(8) => "f.runs8",
             Variant::Runs(24) => "f.runs24",
             Variant::Runs(16) => "f.runs16",
@@ -177,6 +192,7 @@ impl Variant {
             Variant::BlockRaw => "blocklist of N at raw PREROUTING (nft: set)",
             Variant::BlockInput => "blocklist of N at INPUT (nft: set)",
             Variant::BlockIngress => "blocklist of N at netdev ingress (nft set)",
+            Variant::Compat => "N × recent / nfacct / time + --dport (INPUT)",
             Variant::Runs(8) => "N rules in runs of 8 (INPUT)",
             Variant::Runs(24) => "N rules in runs of 24 (INPUT)",
             Variant::Runs(16) => "N rules in runs of 16 (INPUT)",
@@ -191,7 +207,7 @@ impl Variant {
             Variant::PortSet | Variant::Concat | Variant::Vmap | Variant::BlockIngress => {
                 d == Dialect::Nft
             }
-            Variant::Ipset | Variant::Runs(_) => d == Dialect::Iptables,
+            Variant::Ipset | Variant::Compat | Variant::Runs(_) => d == Dialect::Iptables,
             _ => true,
         }
     }
@@ -203,6 +219,10 @@ impl Variant {
             Variant::Multiport | Variant::PortSet => Blocked {
                 src: None,
                 port: port(last * PORTS_PER_RULE),
+            },
+            Variant::Compat => Blocked {
+                src: None,
+                port: port(last),
             },
             Variant::AddrPort | Variant::Concat | Variant::Ipset => Blocked {
                 src: Some(addr(last)),
@@ -225,6 +245,7 @@ impl Variant {
             Dialect::Iptables => iptables(self, p, n),
             Dialect::Nft => Install {
                 ipset: None,
+                nfacct: None,
                 rules: nft(self, p, n),
             },
         })
@@ -269,6 +290,9 @@ fn iptables(v: Variant, p: Proto, n: usize) -> Install {
         }
     }
     let mut ipset = None;
+    if v == Variant::Compat && n > 0 {
+        let _ = writeln!(s, "-A {chain} -m recent --set {RECENT}");
+    }
     for k in 0..n {
         let a = addr(k);
         let _ = match v {
@@ -289,6 +313,12 @@ fn iptables(v: Variant, p: Proto, n: usize) -> Install {
                 "-A {chain} -s {a}/32 -m length --length 0:{} -j DROP",
                 RUN_BLOCK_BASE + k / usize::from(len)
             ),
+            Variant::Compat => writeln!(
+                s,
+                "-A {chain} -p {proto} {} -m {proto} --dport {} -j DROP",
+                compat_match(k),
+                port(k)
+            ),
             Variant::Ipset => Ok(()),
             _ => writeln!(s, "-A {chain} -s {a}/32 -j DROP"),
         };
@@ -305,7 +335,27 @@ fn iptables(v: Variant, p: Proto, n: usize) -> Install {
         let _ = writeln!(s, "-A {chain} -m set --match-set {SET} src,dst -j DROP");
     }
     let _ = writeln!(s, "-A {chain} -j ACCEPT\nCOMMIT");
-    Install { ipset, rules: s }
+    let nfacct = (v == Variant::Compat && n > 1).then_some(NFACCT);
+    Install {
+        ipset,
+        nfacct,
+        rules: s,
+    }
+}
+
+/// ufw's recent list options (its `limit` rules), shared by the `--set`
+/// rule and the `--update` rules of g).
+const RECENT: &str = "--name DEFAULT --mask 255.255.255.255 --rsource";
+
+/// The compat match of g) rule `k`; every one matches the traffic: its
+/// source is on the recent list (the `--set` rule in front), nfacct only
+/// counts, and the schedule names every weekday.
+fn compat_match(k: usize) -> String {
+    match k % 3 {
+        0 => format!("-m recent --update --seconds 30 {RECENT}"),
+        1 => format!("-m nfacct --nfacct-name {NFACCT}"),
+        _ => "-m time --weekdays Mon,Tue,Wed,Thu,Fri,Sat,Sun".into(),
+    }
 }
 
 /// A named nft set (or map) block; elements only when there are some (an
@@ -379,7 +429,7 @@ fn nft(v: Variant, p: Proto, n: usize) -> String {
             decls.push_str(&nft_set("set", SET, "ipv4_addr", &addrs()));
             body.push(format!("ip saddr @{SET} drop"));
         }
-        Variant::Ipset | Variant::Runs(_) => {
+        Variant::Ipset | Variant::Compat | Variant::Runs(_) => {
             unreachable!("no nft form (checked by applies)")
         }
     }
@@ -414,6 +464,9 @@ mod tests {
                 if let Some(set) = &i.ipset {
                     let _ = write!(got, "# ipset\n{set}");
                 }
+                if let Some(acct) = i.nfacct {
+                    let _ = writeln!(got, "# nfacct add {acct}");
+                }
                 got.push_str(&i.rules);
             }
         }
@@ -440,7 +493,7 @@ mod tests {
             let (ipt, nft) = (v.applies(Dialect::Iptables), v.applies(Dialect::Nft));
             let want = if nft_only.contains(&v) {
                 (false, true)
-            } else if matches!(v, Variant::Ipset | Variant::Runs(_)) {
+            } else if matches!(v, Variant::Ipset | Variant::Compat | Variant::Runs(_)) {
                 (true, false)
             } else {
                 (true, true)
@@ -486,6 +539,32 @@ mod tests {
         }
     }
 
+    /// Every g) rule between the `--set` rule and the accepting one runs
+    /// one compat match before its port, and the nfacct object is made
+    /// exactly when a rule counts into it.
+    #[test]
+    fn compat_rules_run_a_module_before_the_port() {
+        let mods = ["-m recent --update", "-m nfacct", "-m time"];
+        for n in [0, 1, 2, 7] {
+            let i = Variant::Compat
+                .install(Dialect::Iptables, Proto::Udp, n)
+                .unwrap();
+            assert_eq!(i.nfacct.is_some(), n > 1, "N={n}");
+            let rules: Vec<&str> = i.rules.lines().filter(|l| l.starts_with("-A")).collect();
+            assert_eq!(rules.len(), n + 1 + usize::from(n > 0), "N={n}");
+            if n > 0 {
+                assert!(rules[0].contains("-m recent --set"), "{}", rules[0]);
+            }
+            assert_eq!(*rules.last().unwrap(), "-A INPUT -j ACCEPT");
+            let body = if n > 0 { &rules[1..=n] } else { &[] };
+            for (k, r) in body.iter().enumerate() {
+                let m = r.find(mods[k % 3]).unwrap_or_else(|| panic!("{r}"));
+                let dport = format!("-m udp --dport {} -j DROP", port(k));
+                assert!(r[m..].ends_with(&dport), "{r}");
+            }
+        }
+    }
+
     /// The traffic's port and source are never generated, at any size.
     #[test]
     fn generated_objects_never_match_the_traffic() {
@@ -502,7 +581,7 @@ mod tests {
     fn sizes_scale_with_n() {
         let n = 1000;
         let count = |text: &str, needle: &str| text.matches(needle).count();
-        let cases: [(Variant, Dialect, &str, usize); 8] = [
+        let cases: [(Variant, Dialect, &str, usize); 11] = [
             (Variant::Addr, Dialect::Iptables, "-j DROP", n),
             (Variant::Addr, Dialect::Nft, " drop\n", n),
             (Variant::Multiport, Dialect::Iptables, "--dports", n),
@@ -512,6 +591,11 @@ mod tests {
             // Elements, plus the set's type and the rule.
             (Variant::Concat, Dialect::Nft, " . ", n + 2),
             (Variant::BlockIngress, Dialect::Nft, "10.0.", n),
+            // N rules with a port, one of them a third of the time each.
+            (Variant::Compat, Dialect::Iptables, "--dport", n),
+            (Variant::Compat, Dialect::Iptables, "-m nfacct", n / 3),
+            // The `--set` rule and a third of the N.
+            (Variant::Compat, Dialect::Iptables, "-m recent", n / 3 + 2),
         ];
         for p in [Proto::Tcp, Proto::Udp] {
             for (v, d, needle, want) in cases {
