@@ -242,6 +242,59 @@ fn identical_sends_nothing(open: &dyn Fn() -> Socket, compile: Option<usize>) {
     assert_clean(&mut sock, "identical");
 }
 
+/// Kernel rules of `chain`.
+fn kernel_rules(sock: &mut Socket, chain: &str) -> usize {
+    let mut n = 0;
+    sock.rules(nft::Family::Ipv4, Some(TABLE), Some(chain), |_| {
+        n += 1;
+        Ok(())
+    })
+    .expect("dump");
+    n
+}
+
+/// With runs compiled, what a `--noflush` restore writes anew compiles as
+/// a replaced table's chains do: a chain it creates (kube-proxy's first
+/// sync), and a stretch of new rules in a chain it rewrites.
+fn new_rules_compile(open: &dyn Fn() -> Socket) {
+    let mut s = Session::with_socket(open(), Family::Ipv4, settings(Some(2)));
+    restore(&mut s, &setup_input(), false, true).expect("setup");
+    let mut sock = open();
+    // (restore input, chain, kernel rules it holds after)
+    let cases: &[(&str, &str, usize)] = &[
+        (
+            "*filter\n:NEW - [0:0]\n-A NEW -s 10.1.0.1/32 -j ACCEPT\n-A NEW -s 10.1.0.2/32 -j ACCEPT\n-A NEW -s 10.1.0.3/32 -j ACCEPT\n-A NEW -j RETURN\nCOMMIT\n",
+            "NEW",
+            2,
+        ),
+        // Three new addresses in front of SVC's kept tail: one run and
+        // the three kept plain rules.
+        (
+            "*filter\n:SVC - [0:0]\n-A SVC -s 10.0.0.7/32 -j ACCEPT\n-A SVC -s 10.0.0.8/32 -j ACCEPT\n-A SVC -s 10.0.0.9/32 -j ACCEPT\n-A SVC -p tcp -m tcp --dport 80 -j DROP\n-A SVC -p udp -m udp --dport 53 -j ACCEPT\n-A SVC -m comment --comment \"last rule\" -j RETURN\nCOMMIT\n",
+            "SVC",
+            4,
+        ),
+    ];
+    for (input, chain, want) in cases {
+        restore(&mut s, input, true, false).expect(input);
+        assert_eq!(kernel_rules(&mut sock, chain), *want, "{input}");
+        assert_clean(&mut sock, input);
+    }
+}
+
+#[test]
+fn new_rules_compile_on_the_fake_kernel() {
+    let k = fakekernel::Kernel::new();
+    new_rules_compile(&|| k.socket());
+}
+
+#[test]
+fn new_rules_compile_on_the_kernel() {
+    if in_netns(|| new_rules_compile(&|| Socket::open().expect("socket"))).is_none() {
+        eprintln!("SKIP: new_rules_compile_on_the_kernel needs root");
+    }
+}
+
 #[test]
 fn rewrites_on_the_fake_kernel() {
     for compile in [None, Some(2)] {

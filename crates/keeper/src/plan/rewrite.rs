@@ -20,7 +20,9 @@
 //! line of the rule refused (deletes carry the `:CHAIN` line), as before.
 //!
 //! A chain the restore creates is deferred the same way, with nothing
-//! old: its rules are written when it settles, whole.
+//! old: its rules are written when it settles, whole, compiled into runs
+//! as a replaced table's chain is; new rules among kept ones are compiled
+//! too when a stretch of them holds a run.
 //!
 //! Deferred only when the model holds every kernel rule of the chain
 //! ([`super::KernelView::knows_rules`]) each with a kernel location; a
@@ -49,8 +51,8 @@ use iptables::parse::{Command, Parsed};
 use iptables::{Error, Rule};
 use nft::batch::Placement;
 use nft::Tag;
-use ruleset::{Counters, Family, RuleId, Ruleset, Table, TableKind};
 use ruleset::hash::FxMap;
+use ruleset::{Counters, Family, RuleId, Ruleset, Table, TableKind};
 use std::collections::HashMap;
 
 /// A chain whose flush is deferred.
