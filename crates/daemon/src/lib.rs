@@ -398,11 +398,7 @@ pub fn start(
     // The load's transient buffers (the dump, the rule texts) are freed
     // but glibc keeps the pages; hand them back so the resident set is the
     // model's (tens of MB at 1M rules).
-    // SAFETY: malloc_trim only releases free heap memory.
-    #[cfg(target_env = "gnu")]
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    give_back_memory();
     *sh.kernel.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
     let listener = listen::bind(path)?;
     let sz = sh.sizes();
@@ -422,4 +418,16 @@ pub fn start(
             .map_err(|e| e.to_string())?;
     }
     Ok((sh, listener))
+}
+
+/// Return the heap pages the allocator holds free to the system (glibc
+/// keeps them otherwise). O(heap): after the initial load and after big
+/// groups only.
+pub(crate) fn give_back_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory of the allocator's own
+    // arenas; it takes no pointers and is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

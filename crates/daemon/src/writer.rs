@@ -138,18 +138,28 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
         metas.push((w.who, w.what, w.reply, w.queued));
     }
     let mut stats = txn::Stats::default();
+    let big = writes.iter().any(|w| match &w.work {
+        Work::Ipset(job) => job.input.as_ref().is_some_and(|i| i.len() > TRIM_INPUT),
+        Work::Restore(r) => r.input.len() > TRIM_INPUT,
+        _ => false,
+    });
     let done = {
         let mut guard = sh.write_lock();
         let mut src = Warm { sh };
-        txn::apply(
+        let done = txn::apply(
             sock,
             &mut guard,
             &mut src,
             plan_opts(sh),
             &writes,
             &mut stats,
-        )
+        );
+        // ipsets are read per write, not kept warm (see `Warm::prepare`):
+        // what this group read goes now, not at the next write.
+        guard.ipset = keeper::ipset::Sets::default();
+        done
     };
+
     let m = &sh.metrics;
     if stats.commits > 0 {
         m.commit_latency.observe(stats.commit_time);
@@ -179,7 +189,17 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
         // The client may have gone; its write stands.
         let _ = reply.send(d);
     }
+    drop(writes);
+    if big {
+        crate::give_back_memory();
+    }
 }
+
+/// A group with a restore payload larger than this (bytes) hands the
+/// heap it freed back to the system afterwards: a million-member `ipset
+/// restore` builds ~1.5 GB of transient model and batch, which the
+/// allocator would otherwise keep for the daemon's lifetime.
+const TRIM_INPUT: usize = 1 << 20;
 
 /// Whether `work` that exited with `code` did what it was asked: `ipset
 /// test`'s 1 is its answer "not a member", not a failure (fail2ban asks
