@@ -21,7 +21,7 @@
 //! so they are folded in the kernel's order whoever drains.
 
 use crate::metrics::Metrics;
-use nft::EventSocket;
+use nft::{EventSocket, Socket};
 use ruleset::{Family, TableKind};
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
@@ -256,6 +256,37 @@ impl Coherence {
         }
     }
 
+    /// Before a big commit of ours: fold in what is queued, then stop
+    /// listening, so that the kernel builds no notification of each of its
+    /// objects (a million-element set would cost more in notifications
+    /// than in the commit). True if paused; then [`Coherence::resume`]
+    /// must follow the commit. False (still listening) when not watching
+    /// or the socket cannot leave its group.
+    pub fn pause(&self, m: &Metrics) -> bool {
+        let mut guard = self.events();
+        let Some(es) = guard.as_mut() else {
+            return false;
+        };
+        if !self.read(es, m, None) {
+            return false;
+        }
+        es.leave().is_ok()
+    }
+
+    /// After a paused commit: listen again, then ask the kernel which
+    /// generation it is at. `expect` is the generation the commit left
+    /// (`None`: unknown). Any other generation means someone else
+    /// committed while nobody listened: every table is stale, as after
+    /// lost events. Errors read as lost events too.
+    pub fn resume(&self, sock: &mut Socket, expect: Option<u32>, m: &Metrics) {
+        let rejoined = self.events().as_mut().is_some_and(|es| es.rejoin().is_ok());
+        let now = sock.gen().ok().map(|g| g.id);
+        if !rejoined || now.is_none() || now != expect {
+            m.resyncs_lost_events.inc();
+            self.lost_events();
+        }
+    }
+
     fn lost_events(&self) {
         let mut s = self.lock();
         s.stale.all = true;
@@ -375,6 +406,40 @@ mod tests {
             let g2 = commit(&mut other, 1, T);
             assert!(c.wait_seen(g2, Duration::from_secs(5), &m));
             assert!(c.seen(g) && !c.take_stale().all);
+        });
+    }
+
+    /// A paused commit of ours is trusted without its events when the
+    /// generation is the one it left; another writer's commit during the
+    /// pause, unseen, makes everything stale.
+    #[test]
+    fn paused_commits_check_the_generation() {
+        testkit::in_netns(|| {
+            let m = Metrics::default();
+            let mut ours = Socket::open().unwrap();
+            let mut other = Socket::open().unwrap();
+            let c = watched(&ours);
+            let g0 = commit(&mut ours, 1, T);
+            assert!(c.pause(&m));
+            let g1 = commit(&mut ours, 3, T);
+            c.resume(&mut ours, Some(g1), &m);
+            c.drain(&m);
+            assert!(!c.has_stale() && c.quiet_since(g1), "{g0} {g1}");
+            assert_eq!(m.resyncs_lost_events.get(), 0);
+            // Someone else commits while we do not listen.
+            assert!(c.pause(&m));
+            commit(&mut other, 1, T);
+            let g3 = commit(&mut ours, 1, T);
+            c.resume(&mut ours, Some(g3.wrapping_sub(1)), &m);
+            assert!(c.take_stale().all);
+            assert_eq!(m.resyncs_lost_events.get(), 1);
+            // Its events were never queued: nobody listened.
+            c.drain(&m);
+            assert_eq!(m.foreign_changes.get(), 0);
+            // Listening again: the next foreign commit is seen as usual.
+            let g4 = commit(&mut other, 1, T);
+            assert!(c.wait_seen(g4, Duration::from_secs(5), &m));
+            assert_eq!(c.take_stale().tables, HashSet::from([FILTER]));
         });
     }
 

@@ -68,7 +68,22 @@ pub struct Warm<'a> {
     pub sh: &'a Shared,
 }
 
+/// A batch larger than this (bytes) is committed without listening to
+/// nftables events (`Coherence::pause`): the kernel then builds no
+/// notification of each object. ~1 000 rules or ~10 000 set elements;
+/// below that the notifications cost less than a resync would if another
+/// writer committed during the pause.
+const QUIET_BYTES: usize = 256 << 10;
+
 impl Source for Warm<'_> {
+    fn quiet(&mut self, bytes: usize) -> bool {
+        bytes > QUIET_BYTES && self.sh.coherence.pause(&self.sh.metrics)
+    }
+
+    fn committed(&mut self, sock: &mut Socket, expect: Option<u32>) {
+        self.sh.coherence.resume(sock, expect, &self.sh.metrics);
+    }
+
     fn prepare(
         &mut self,
         sock: &mut Socket,

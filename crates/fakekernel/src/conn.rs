@@ -121,6 +121,15 @@ impl Transport for Conn {
         Ok(())
     }
 
+    fn leave_group(&mut self, group: u32) -> io::Result<()> {
+        if group == NFNLGRP_NFTABLES {
+            if let Some(c) = self.kernel.lock().conns.get_mut(&self.portid) {
+                c.subscribed = false;
+            }
+        }
+        Ok(())
+    }
+
     fn set_nonblocking(&self) -> io::Result<()> {
         if let Some(c) = self.kernel.lock().conns.get_mut(&self.portid) {
             c.nonblocking = true;

@@ -261,6 +261,20 @@ impl EventSocket {
         })
     }
 
+    /// Stops the subscription (nothing more is queued; what is queued
+    /// stays): while nobody listens, the kernel builds no notifications
+    /// of a commit, which for a big one costs more than the commit. `Err`
+    /// (still subscribed) when the transport cannot leave a group.
+    pub fn leave(&mut self) -> Result<(), Error> {
+        Ok(self.transport.leave_group(NFNLGRP_NFTABLES)?)
+    }
+
+    /// Subscribes again after [`EventSocket::leave`]; what happened in
+    /// between was not queued.
+    pub fn rejoin(&mut self) -> Result<(), Error> {
+        Ok(self.transport.join_group(NFNLGRP_NFTABLES)?)
+    }
+
     /// Makes the socket non-blocking (`O_NONBLOCK`), so that no read on
     /// it can ever wait, whatever flags it uses: for a socket that is only
     /// drained when someone looks ([`EventSocket::try_recv`]), or waited

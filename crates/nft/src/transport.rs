@@ -59,6 +59,12 @@ pub trait Transport: Send {
     /// Joins netlink multicast group `group` (a group number, not a mask).
     fn join_group(&mut self, group: u32) -> io::Result<()>;
 
+    /// Leaves multicast group `group`. A transport that cannot says so
+    /// (`Unsupported`), and stays subscribed.
+    fn leave_group(&mut self, _group: u32) -> io::Result<()> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
     /// Makes every receive non-blocking, whatever `recv` is asked. Takes
     /// `&self`, as `fcntl` on a shared descriptor does.
     fn set_nonblocking(&self) -> io::Result<()>;
@@ -79,6 +85,7 @@ pub trait Transport: Send {
 
 const SOL_NETLINK: i32 = 270;
 const NETLINK_ADD_MEMBERSHIP: i32 = 1;
+const NETLINK_DROP_MEMBERSHIP: i32 = 2;
 const NETLINK_CAP_ACK: i32 = 10;
 const NETLINK_EXT_ACK: i32 = 11;
 /// Largest socket buffer value handed to the kernel (it doubles it and
@@ -265,6 +272,10 @@ impl Transport for Netlink {
 
     fn join_group(&mut self, group: u32) -> io::Result<()> {
         self.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group as i32)
+    }
+
+    fn leave_group(&mut self, group: u32) -> io::Result<()> {
+        self.setsockopt(SOL_NETLINK, NETLINK_DROP_MEMBERSHIP, group as i32)
     }
 
     fn set_nonblocking(&self) -> io::Result<()> {

@@ -635,42 +635,15 @@ impl Planner<'_> {
             self.drop_runs_in(kind, &[chain.to_string()]);
             self.drop_unread_run_sets(kind, Some(chain));
         }
-        let compile = !self.opts.plain_appends && self.opts.compile.is_some();
-        if compile && !self.opts.whole_model {
-            // Known whole: compiled as a replaced table's chain is.
+        if !self.opts.plain_appends && self.opts.compile.is_some() {
+            // Known whole: compiled as a replaced table's chain is (one
+            // verdict map for a KUBE-SERVICES, numgen groups as runs).
             return self.emit_chain(kind, t, chain, &d.lines);
         }
-        let runs = compile && self.opts.whole_model;
-        let key = (self.family, kind, chain.to_string());
-        if runs {
-            let tail = self.tail_from_model(kind, t, chain);
-            self.p.tails.insert(key.clone(), tail);
-        }
-        let none = vec![None; new.len()];
-        let mut skip = 0;
-        for (j, (id, r, c)) in new.iter().enumerate() {
-            if skip > 0 {
-                skip -= 1;
-                continue;
-            }
+        for (id, r, c) in new {
             self.p.tag = d.lines.get(id).copied().unwrap_or(d.tag);
-            if !runs {
-                let end = (Placement::Append, None);
-                if let Some(k) = self.new_numgen_at(kind, chain, new, &none, j, end)? {
-                    skip = k - 1;
-                    continue;
-                }
-                self.new_rule(kind, chain, *id, r, *c, Placement::Append, None)?;
-                continue;
-            }
-            let twin = t
-                .find_spec(chain, r)
-                .ok()
-                .flatten()
-                .is_some_and(|(_, first)| first != *id);
-            self.append_to_tail(kind, chain, (*id, r.clone(), *c), twin)?;
+            self.new_rule(kind, chain, *id, r, *c, Placement::Append, None)?;
         }
-        self.p.tails.remove(&key);
         Ok(())
     }
 }

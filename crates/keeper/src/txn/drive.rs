@@ -130,8 +130,17 @@ pub(crate) fn drive<P: Plan>(
             break;
         }
         let t0 = Instant::now();
+        let quiet = src.quiet(pending.batch_ref().bytes().len());
         let rep = sock.commit(pending.batch());
         stats.commit_time += t0.elapsed();
+        if quiet {
+            let expect = match &rep {
+                Ok(r) if r.outcome.is_ok() => Some(genid.wrapping_add(1)),
+                Ok(r) if !r.outcome.errors.is_empty() => Some(genid),
+                _ => None,
+            };
+            src.committed(sock, expect);
+        }
         match rep {
             Ok(rep) if rep.outcome.is_ok() => {
                 stats.commits += 1;

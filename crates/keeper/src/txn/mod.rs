@@ -124,6 +124,19 @@ pub trait Source {
     /// holds: read it again before it is used.
     fn invalidate(&mut self, f: Family, k: TableKind);
 
+    /// A batch of `bytes` is about to be committed: whether the source
+    /// stops following the kernel's notifications for it (a source that
+    /// follows them pays for the kernel building one per object of its own
+    /// commits). If so, [`Source::committed`] follows the commit.
+    fn quiet(&mut self, _bytes: usize) -> bool {
+        false
+    }
+
+    /// After a commit [`Source::quiet`] agreed to: `expect` is the
+    /// generation the kernel is at if nobody else committed meanwhile
+    /// (`None`: unknown, the commit's fate is).
+    fn committed(&mut self, _sock: &mut Socket, _expect: Option<u32>) {}
+
     /// Before attempt `attempt` (≥ 1) after a conflict: wait a little, or
     /// give up (false: the writes fail as busy).
     fn backoff(&mut self, attempt: u32) -> bool;
