@@ -68,16 +68,17 @@ pub struct Warm<'a> {
     pub sh: &'a Shared,
 }
 
-/// A batch larger than this (bytes) is committed without listening to
-/// nftables events (`Coherence::pause`): the kernel then builds no
-/// notification of each object. ~1 000 rules or ~10 000 set elements;
-/// below that the notifications cost less than a resync would if another
-/// writer committed during the pause.
+/// A batch larger than this (bytes), or one deleting in bulk (a chain
+/// flush, a replaced table), is committed without listening to nftables
+/// events (`Coherence::pause`): the kernel then builds no notification of
+/// each object. ~1 000 rules or ~10 000 set elements; below that the
+/// notifications cost less than a resync would if another writer
+/// committed during the pause.
 const QUIET_BYTES: usize = 256 << 10;
 
 impl Source for Warm<'_> {
-    fn quiet(&mut self, bytes: usize) -> bool {
-        bytes > QUIET_BYTES && self.sh.coherence.pause(&self.sh.metrics)
+    fn quiet(&mut self, bytes: usize, bulk: bool) -> bool {
+        (bulk || bytes > QUIET_BYTES) && self.sh.coherence.pause(&self.sh.metrics)
     }
 
     fn committed(&mut self, sock: &mut Socket, expect: Option<u32>) {

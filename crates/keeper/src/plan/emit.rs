@@ -211,6 +211,7 @@ impl Planner<'_> {
     pub(crate) fn flush_chain(&mut self, kind: TableKind, chain: &str) {
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let tag = self.p.tag;
+        self.p.bulk = true;
         self.p
             .batch
             .delete(&nft::Rule::key(fam, &tname, chain, None), tag);

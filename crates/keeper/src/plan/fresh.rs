@@ -35,6 +35,7 @@ impl Planner<'_> {
         if self.view.exists(kind) {
             let (fam, tname) = (self.fam(), layout::table_name(kind));
             let tag = self.p.tag;
+            self.p.bulk = true;
             self.p.batch.delete(&nft::Table::new(fam, &tname), tag);
         }
         self.view.forget(kind);

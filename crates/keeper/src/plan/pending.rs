@@ -63,6 +63,9 @@ pub struct Pending {
     pub(crate) rewrites: Rewrites,
     pub(crate) next_rule_id: u32,
     pub(crate) next_set_id: u32,
+    /// The batch deletes objects in bulk (a chain flush, a table): the
+    /// kernel notifies each object it removes, however short the batch.
+    pub bulk: bool,
 }
 
 /// A point to cut a [`Pending`] back to (one write of a group failed in
@@ -98,6 +101,7 @@ impl Pending {
             rewrites: Rewrites::default(),
             next_rule_id: 1,
             next_set_id: first_set_id(),
+            bulk: false,
         }
     }
 

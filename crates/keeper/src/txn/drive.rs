@@ -130,7 +130,7 @@ pub(crate) fn drive<P: Plan>(
             break;
         }
         let t0 = Instant::now();
-        let quiet = src.quiet(pending.batch_ref().bytes().len());
+        let quiet = src.quiet(pending.batch_ref().bytes().len(), pending.bulk);
         let rep = sock.commit(pending.batch());
         stats.commit_time += t0.elapsed();
         if quiet {

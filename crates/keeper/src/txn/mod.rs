@@ -124,11 +124,12 @@ pub trait Source {
     /// holds: read it again before it is used.
     fn invalidate(&mut self, f: Family, k: TableKind);
 
-    /// A batch of `bytes` is about to be committed: whether the source
+    /// A batch of `bytes` is about to be committed (`bulk`: it also
+    /// deletes objects in bulk, see [`Pending::bulk`]): whether the source
     /// stops following the kernel's notifications for it (a source that
     /// follows them pays for the kernel building one per object of its own
     /// commits). If so, [`Source::committed`] follows the commit.
-    fn quiet(&mut self, _bytes: usize) -> bool {
+    fn quiet(&mut self, _bytes: usize, _bulk: bool) -> bool {
         false
     }
 
