@@ -14,6 +14,7 @@
 mod forward;
 mod ipset;
 mod migrate;
+mod migrate_nft;
 mod offline;
 mod personality;
 mod settings;
