@@ -13,7 +13,8 @@
 
 use crate::decode::{matches, targets, Chain, Table, Undecodable};
 use iptables::ext::matches as m;
-use iptables::ext::Match;
+use iptables::ext::targets as t;
+use iptables::ext::{Match, TargetExt};
 use iptables::rule::{inv, Addr, Iface, Rule, Target};
 use nft::expr::{base, meta, CmpOp};
 use nft::{Data, Expr, Verdict};
@@ -198,6 +199,13 @@ enum Load {
 /// Why a rule is not decoded: (`rule`, `match NAME` or `target NAME`; why).
 type Why = (String, String);
 
+/// `NFT_META_NFTRACE`.
+const NFTRACE: u32 = 12;
+
+fn shape_why(e: &Expr, why: String) -> Why {
+    ("rule".into(), format!("expression {e:?}: {why}"))
+}
+
 fn shape(e: &Expr) -> Why {
     ("rule".into(), format!("expression {e:?} is not decoded"))
 }
@@ -214,6 +222,8 @@ pub fn rule(family: Family, exprs: &[Expr], udata: Option<&[u8]>) -> Result<(Rul
     // Index in `r.matches` of the tcp/udp match native port loads fill.
     let mut l4: Option<usize> = None;
     let mut verdict = false;
+    // The register `-j TRACE`'s value was loaded into.
+    let mut trace: Option<u32> = None;
     for e in exprs {
         if verdict {
             return Err(("rule".into(), "an expression after the verdict".into()));
@@ -310,6 +320,35 @@ pub fn rule(family: Family, exprs: &[Expr], udata: Option<&[u8]>) -> Result<(Rul
                 r.target = Target::Ext(Box::new(t));
                 verdict = true;
             }
+            // `-j TRACE`, which iptables-nft writes as `meta nftrace set 1`:
+            // the value into a register, then the set.
+            Expr::Immediate {
+                dreg,
+                data: Data::Value(v),
+            } if *dreg != 0 && v.as_slice() == [1] => trace = Some(*dreg),
+            Expr::MetaSet { key: NFTRACE, sreg } if trace == Some(*sreg) => {
+                trace = None;
+                let t = targets::decode(family, "TRACE", 0, &[]).map_err(|x| shape_why(e, x.0))?;
+                r.target = Target::Ext(Box::new(t));
+                verdict = true;
+            }
+            // `-j NFLOG`, which iptables-nft writes as a native log.
+            Expr::Log {
+                group: Some(group),
+                prefix,
+                snaplen,
+                qthreshold,
+                level: None,
+                flags: None,
+            } => {
+                r.target = Target::Ext(Box::new(TargetExt::Nflog(t::nflog::Nflog {
+                    group: *group,
+                    prefix: prefix.clone().unwrap_or_default(),
+                    size: *snaplen,
+                    threshold: qthreshold.unwrap_or(0),
+                })));
+                verdict = true;
+            }
             Expr::Immediate {
                 dreg: 0,
                 data: Data::Verdict(v),
@@ -326,6 +365,9 @@ pub fn rule(family: Family, exprs: &[Expr], udata: Option<&[u8]>) -> Result<(Rul
             }
             _ => return Err(shape(e)),
         }
+    }
+    if trace.is_some() {
+        return Err(("rule".into(), "an immediate value nothing uses".into()));
     }
     match load {
         None | Some(Load::Meta(meta::IIFNAME | meta::OIFNAME)) => {}
