@@ -44,7 +44,7 @@ pub struct Read {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fingerprint {
     chains: Vec<(String, Option<u32>, Option<u32>)>,
-    rules: Vec<(String, Option<u64>, Vec<Expr>, Option<Vec<u8>>)>,
+    rules: Vec<nft::Rule>,
 }
 
 /// The iptables-nft tables of `family` this namespace has (names from
@@ -107,13 +107,9 @@ fn print_of(chains: &[nft::Chain], rules: &[nft::Rule]) -> Fingerprint {
             .collect(),
         rules: rules
             .iter()
-            .map(|r| {
-                (
-                    r.chain.clone(),
-                    r.handle,
-                    r.exprs.iter().map(zero).collect(),
-                    r.userdata.clone(),
-                )
+            .map(|r| nft::Rule {
+                exprs: r.exprs.iter().map(zero).collect(),
+                ..r.clone()
             })
             .collect(),
     }
@@ -634,6 +630,9 @@ fn set_port(
     Some(())
 }
 
+/// The tables deleted, and those left with why.
+pub type Deleted = (Vec<String>, Vec<(String, String)>);
+
 /// Delete the tables of `family` in `read` that still hold what was read
 /// (counters aside), in one transaction bound to the generation seen at
 /// the re-read (a commit by anyone in between refuses it, `ERESTART`).
@@ -642,7 +641,7 @@ pub fn delete_unchanged(
     sock: &mut nft::Socket,
     family: Family,
     read: &[(&str, &Fingerprint)],
-) -> Result<(Vec<String>, Vec<(String, String)>), String> {
+) -> Result<Deleted, String> {
     let genid = sock
         .gen()
         .map_err(|e| format!("cannot read the ruleset generation: {e}"))?
@@ -681,3 +680,7 @@ pub fn delete_unchanged(
     }
     Ok((gone, left))
 }
+
+#[cfg(test)]
+#[path = "from_nft_tests.rs"]
+mod tests;
