@@ -54,13 +54,19 @@ fn saved(family: Family, exprs: &[Expr], udata: Option<&[u8]>) -> Result<String,
     Ok(format!("[{}:{}] {}", n.packets, n.bytes, out.trim()))
 }
 
+/// Family, expressions, user data, the save text wanted.
+type Case = (Family, Vec<Expr>, Option<&'static [u8]>, &'static str);
+
+/// Expressions, user data, a part of the refusal wanted.
+type Refused = (Vec<Expr>, Option<&'static [u8]>, &'static str);
+
 #[test]
 fn shapes_decode() {
     use base::{NETWORK as NH, TRANSPORT as TH};
     let tcp = [meta(meta::L4PROTO), eq(&[6])];
     let udp = [meta(meta::L4PROTO), eq(&[17])];
     let with = |pre: &[Expr], rest: &[Expr]| [pre, rest].concat();
-    let cases: Vec<(Family, Vec<Expr>, Option<&[u8]>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             Family::Ipv4,
             vec![
@@ -209,7 +215,7 @@ fn other_shapes_refuse() {
         dreg: 1,
         dir: None,
     };
-    let cases: Vec<(Vec<Expr>, Option<&[u8]>, &str)> = vec![
+    let cases: Vec<Refused> = vec![
         (vec![ct.clone(), eq(&[2, 0, 0, 0])], None, "expression Ct {"),
         // A port without `-p tcp`/`-p udp`.
         (
