@@ -403,3 +403,40 @@ fn conformance_vectors_move() {
         full_round(&ns, if v6 { "IPv6 vectors" } else { "IPv4 vectors" });
     }
 }
+
+/// The conformance dumps nfkeeper's own iptables-restore holds (checked
+/// in a scratch namespace), each through iptables-nft-restore, move.
+#[test]
+fn conformance_dumps_move() {
+    if !have_nft() {
+        return;
+    }
+    let Some(dir) = conformance() else { return };
+    let cases = [
+        ("ipt-restore__iptables.dump", false),
+        ("ipt-restore__ip6tables.dump", true),
+        ("ipt-save__fedora27-ip6tables", true),
+        ("firewalld-restore__ipt-save-completed.txt", false),
+        ("ipt-save__ipt-save-filter.txt", false),
+        ("ipt-save__policy-drop.txt", false),
+        ("ipt-save__wireless.txt", false),
+        ("ipt-save__fedora27-iptables", false),
+    ];
+    let mut moved = 0;
+    for (file, v6) in cases {
+        let path = dir.join("dumps").join(file);
+        let rules = std::fs::read_to_string(&path).unwrap();
+        let scratch = Ns::new("mign-dscr");
+        let cmd = format!("{NFK} {} < {}", prog(v6, "tables-restore"), path.display());
+        let holds = scratch.exec(&["sh", "-c", &cmd]);
+        drop(scratch);
+        if !holds.status.success() {
+            continue;
+        }
+        let ns = Ns::new("mign-dump");
+        nft_restore(&ns, v6, &rules);
+        full_round(&ns, file);
+        moved += 1;
+    }
+    assert!(moved >= 6, "{moved} dumps moved");
+}
