@@ -14,6 +14,7 @@
 mod forward;
 mod ipset;
 mod migrate;
+mod migrate_nft;
 mod offline;
 mod personality;
 mod settings;
@@ -83,10 +84,11 @@ Usage:
   nfkeeper verify [-4|-6] [-t TABLE] [-q]
                                    check that nfkeeper's tables in the kernel are what the logical
                                    rules they record compile to; one line per difference
-  nfkeeper migrate --from legacy [-4|-6] [--dry-run] [--replace]
-                                   move this namespace's iptables-legacy ruleset into nfkeeper's
-                                   tables (one transaction per family), then empty the legacy
-                                   tables (`nfkeeper migrate --help`)
+  nfkeeper migrate --from legacy|nft [-4|-6] [--dry-run] [--replace]
+                                   move this namespace's iptables-legacy or iptables-nft ruleset
+                                   into nfkeeper's tables (one transaction per family), then empty
+                                   the legacy tables or delete iptables-nft's
+                                   (`nfkeeper migrate --help`)
   nfkeeper agent [OPTIONS]         the fleet agent: this host's ruleset from etcd (docs/fleet.md)
   nfkeeper fleet COMMAND ...       the fleet's operator commands (status, rollout, pause, resume,
                                    history, ...; `nfkeeper fleet --help`)

@@ -1,14 +1,16 @@
-//! `nfkeeper migrate --from legacy`: moves the iptables-legacy ruleset of
-//! this network namespace into nfkeeper's tables. Order, so that a failure
-//! leaves the host as it was: read and decode every legacy table the
-//! namespace has (never one it lacks: asking the kernel for a table
-//! creates it), refuse on anything not decoded; check nfkeeper's tables
-//! that would be replaced; load each family as one restore through the
-//! iptables-restore path (`personality::restore_payload`: the daemon when
-//! it answers, else direct); only when every family committed, empty the
-//! legacy tables (built-in chains, ACCEPT, no rules). Exit 0 done or
-//! nothing to do, 1 refused or failed, 2 bad usage, 4 the legacy tables
-//! could not be read.
+//! `nfkeeper migrate --from legacy|nft`: moves the iptables-legacy or the
+//! iptables-nft ruleset of this network namespace into nfkeeper's tables.
+//! Order, so that a failure leaves the host as it was: read and decode
+//! every source table the namespace has (legacy: never one it lacks,
+//! asking the kernel for a table creates it; nft: `xtables::from_nft`),
+//! refuse on anything not decoded; check nfkeeper's tables that would be
+//! replaced; load each family as one restore through the iptables-restore
+//! path (`personality::restore_payload`: the daemon when it answers, else
+//! direct); only when every family committed, empty the legacy tables
+//! (built-in chains, ACCEPT, no rules) or delete iptables-nft's (one
+//! transaction per family, only those unchanged since read). Exit 0 done
+//! or nothing to do, 1 refused or failed, 2 bad usage, 4 the source
+//! tables could not be read.
 
 use crate::settings::Settings;
 use ruleset::{Family, TableKind};
@@ -17,26 +19,36 @@ use xtables::decode::Table;
 use xtables::table::Info;
 
 pub const USAGE: &str = "\
-usage: nfkeeper migrate --from legacy [-4|-6] [--dry-run] [--replace]
+usage: nfkeeper migrate --from legacy|nft [-4|-6] [--dry-run] [--replace]
 
-Moves the iptables-legacy ruleset of this network namespace (ip_tables and
-ip6_tables, both families unless -4 or -6) into nfkeeper's tables: reads the
-legacy tables the namespace has from the kernel, decodes every rule into
-nfkeeper's model, loads each family as one iptables-restore transaction
-(counters included), and only then empties the legacy tables (built-in
-chains, ACCEPT policies, no rules). A rule with an extension migrate does
-not decode refuses the whole migration before anything changes, naming the
-table, chain, rule and extension; so does an nfkeeper table that would be
-replaced and already holds rules, unless --replace.
+Moves the iptables ruleset of this network namespace (both families unless
+-4 or -6) into nfkeeper's tables: --from legacy the iptables-legacy one
+(ip_tables and ip6_tables), --from nft the iptables-nft one (nf_tables
+tables filter, nat, mangle, raw and security of families ip and ip6; no
+other table is read or touched). Reads those tables from the kernel,
+decodes every rule into nfkeeper's model, loads each family as one
+iptables-restore transaction (counters included), and only then empties
+the legacy tables (built-in chains, ACCEPT policies, no rules) or deletes
+iptables-nft's tables (those unchanged since they were read). A rule
+migrate does not decode refuses the whole migration before anything
+changes, naming the table, chain, rule and why; so does an nfkeeper table
+that would be replaced and already holds rules, unless --replace.
   --dry-run   print the iptables-save text that would be loaded, the
               report, and the nfkeeper tables it would replace; change
               nothing
   --replace   replace nfkeeper tables that already hold rules
-Only --from legacy exists (iptables-nft's tables are not migrated yet).
 Exit status: 0 migrated or nothing to migrate, 1 refused or failed,
-4 the legacy tables could not be read.";
+4 the source tables could not be read.";
+
+/// Which iptables backend to move from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum From {
+    Legacy,
+    Nft,
+}
 
 struct Opts {
+    from: From,
     families: Vec<Family>,
     dry_run: bool,
     replace: bool,
@@ -44,6 +56,7 @@ struct Opts {
 
 fn parse(args: &[String]) -> Result<Opts, i32> {
     let mut o = Opts {
+        from: From::Legacy,
         families: Family::ALL.to_vec(),
         dry_run: false,
         replace: false,
@@ -70,53 +83,71 @@ fn parse(args: &[String]) -> Result<Opts, i32> {
     }
     match from.as_deref() {
         Some("legacy") => Ok(o),
-        Some("nft") => {
-            eprintln!("nfkeeper migrate: --from nft is not supported yet; only --from legacy");
-            Err(2)
-        }
+        Some("nft") => Ok(Opts {
+            from: From::Nft,
+            ..o
+        }),
         Some(f) => {
-            eprintln!("nfkeeper migrate: unknown source \"{f}\" (only legacy)");
+            eprintln!("nfkeeper migrate: unknown source \"{f}\" (legacy or nft)");
             Err(2)
         }
         None => {
-            eprintln!("nfkeeper migrate: --from legacy is required\n{USAGE}");
+            eprintln!("nfkeeper migrate: --from legacy or --from nft is required\n{USAGE}");
             Err(2)
         }
     }
 }
 
-fn fam_name(f: Family) -> &'static str {
+pub(crate) fn fam_name(f: Family) -> &'static str {
     match f {
         Family::Ipv4 => "ip",
         Family::Ipv6 => "ip6",
     }
 }
 
-/// A legacy table to move: its name, its layout and entries (for
-/// emptying) and its rules.
-struct Found {
-    name: String,
-    info: Info,
-    entries: Vec<xtables::entry::Entry>,
-    table: Table,
+/// A source table to move: its name, its rules and what the last step
+/// needs to tell it unchanged.
+pub(crate) struct Found {
+    pub(crate) name: String,
+    pub(crate) table: Table,
+    pub(crate) src: Src,
+}
+
+pub(crate) enum Src {
+    /// The legacy table's layout and entries (for emptying).
+    Legacy {
+        info: Info,
+        entries: Vec<xtables::entry::Entry>,
+    },
+    /// The iptables-nft table's content (for deleting).
+    Nft(xtables::from_nft::Fingerprint),
 }
 
 /// Every family's tables, read and decoded.
-type FoundAll = Vec<(Family, Vec<Found>)>;
+pub(crate) type FoundAll = Vec<(Family, Vec<Found>)>;
 
 pub fn migrate(args: &[String], s: &Settings) -> i32 {
     let o = match parse(args) {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let found = match read_legacy(&o.families) {
+    let read = match o.from {
+        From::Legacy => read_legacy(&o.families),
+        From::Nft => crate::migrate_nft::read(&o.families),
+    };
+    let found = match read {
         Ok(f) => f,
         Err(code) => return code,
     };
     if found.is_empty() {
         println!(
-            "nfkeeper migrate: nothing to migrate (no legacy table holds rules, \
-             user chains or policies other than ACCEPT)"
+            "nfkeeper migrate: nothing to migrate (no {} table holds rules, \
+             user chains or policies other than ACCEPT)",
+            if o.from == From::Nft {
+                "iptables-nft"
+            } else {
+                "legacy"
+            }
         );
         return 0;
     }
@@ -168,8 +199,21 @@ pub fn migrate(args: &[String], s: &Settings) -> i32 {
             return code;
         }
     }
-    if let Err(code) = load(&found, &texts, s) {
+    if let Err(code) = load(&found, &texts, s, o.from) {
         return code;
+    }
+    if o.from == From::Nft {
+        let (deleted, failed) = crate::migrate_nft::delete(&found);
+        print!("{}", report(&found, "moved"));
+        println!(
+            "deleted iptables-nft tables: {}",
+            if deleted.is_empty() {
+                "none".to_string()
+            } else {
+                deleted.join(", ")
+            }
+        );
+        return i32::from(failed);
     }
     let (emptied, failed) = empty_legacy(&found);
     print!("{}", report(&found, "moved"));
@@ -218,9 +262,11 @@ fn read_legacy(families: &[Family]) -> Result<FoundAll, i32> {
             if !r.table.is_empty() {
                 tables.push(Found {
                     name,
-                    info: r.info,
-                    entries: r.entries,
                     table: r.table,
+                    src: Src::Legacy {
+                        info: r.info,
+                        entries: r.entries,
+                    },
                 });
             }
         }
@@ -258,7 +304,7 @@ fn refuse_occupied(found: &FoundAll, s: &Settings) -> Result<(), i32> {
 
 /// Step 3: each family's text as one restore, the way `nfkeeper
 /// iptables-restore --counters` loads it.
-fn load(found: &FoundAll, texts: &[String], s: &Settings) -> Result<(), i32> {
+fn load(found: &FoundAll, texts: &[String], s: &Settings, from: From) -> Result<(), i32> {
     let args = iptables::tool::RestoreArgs {
         counters: true,
         ..Default::default()
@@ -276,8 +322,13 @@ fn load(found: &FoundAll, texts: &[String], s: &Settings) -> Result<(), i32> {
             let loaded: Vec<&str> = found[..n].iter().map(|(f, _)| fam_name(*f)).collect();
             eprintln!(
                 "nfkeeper migrate: loading the {} ruleset failed (exit {code}); \
-                 the legacy tables are unchanged{}",
+                 the {} tables are unchanged{}",
                 fam_name(*family),
+                if from == From::Nft {
+                    "iptables-nft"
+                } else {
+                    "legacy"
+                },
                 if loaded.is_empty() {
                     String::new()
                 } else {
@@ -306,10 +357,13 @@ fn empty_legacy(found: &FoundAll) -> (Vec<String>, bool) {
             }
         };
         for f in tables {
-            let why = match xtables::unchanged(&sock, *family, &f.name, &f.entries) {
+            let Src::Legacy { info, entries } = &f.src else {
+                continue;
+            };
+            let why = match xtables::unchanged(&sock, *family, &f.name, entries) {
                 Ok(true) => {
-                    let (info, blob) = xtables::table::empty(*family, f.info.valid_hooks);
-                    match sock.replace(&f.name, &info, &blob, f.info.num_entries) {
+                    let (empty, blob) = xtables::table::empty(*family, info.valid_hooks);
+                    match sock.replace(&f.name, &empty, &blob, info.num_entries) {
                         Ok(()) => {
                             emptied.push(format!("{fam} {}", f.name));
                             continue;

@@ -205,97 +205,9 @@ fn full_round(ns: &Ns, v6: bool, what: &str) {
     );
 }
 
-const HAND_V4: &str = "*filter
-:INPUT DROP [0:0]
-:FORWARD DROP [0:0]
-:OUTPUT ACCEPT [0:0]
-:svc - [0:0]
-:web - [0:0]
-:empty - [0:0]
--A INPUT -i lo -j ACCEPT
--A INPUT -m state --state RELATED,ESTABLISHED -j ACCEPT
--A INPUT ! -s 10.0.0.0/8 -p tcp -m tcp --dport 22 -m conntrack --ctstate NEW -j ACCEPT
--A INPUT -s 10.0.0.0/255.0.255.0 -p udp -m udp --sport 53 -g svc
--A INPUT -p icmp -m icmp --icmp-type 8 -m limit --limit 5/sec -j ACCEPT
--A INPUT -m comment --comment \"hello \\\"world\\\"\" -j web
--A INPUT -p tcp -m multiport --dports 80,443,8000:8080 -j web
--A INPUT ! -i eth+ -f -j DROP
--A INPUT -m pkttype --pkt-type broadcast -m mac --mac-source 00:11:22:33:44:55 -j DROP
--A INPUT -m iprange --src-range 10.1.1.1-10.1.1.9 -m length --length 100:200 -m ttl --ttl-gt 3 -j DROP
--A INPUT -m tos --tos 0x10/0x3f -m dscp --dscp 0x0a -m tcpmss --mss 100:200 -p tcp -j DROP
--A INPUT -m statistic --mode random --probability 0.25 -m recent --rcheck --seconds 60 --name ssh --rsource -j DROP
--A INPUT -m connmark --mark 0x2/0xff -m mark ! --mark 0x1 -j DROP
--A INPUT -j LOG --log-prefix \"drop: \" --log-level 6 --log-tcp-options
--A INPUT -j NFLOG --nflog-group 3 --nflog-prefix x --nflog-threshold 2
--A INPUT -j REJECT --reject-with icmp-host-prohibited
--A FORWARD -m physdev --physdev-in veth0 --physdev-is-bridged -j ACCEPT
--A FORWARD -o eth0 -g web
--A OUTPUT -p tcp -j REJECT --reject-with tcp-reset
--A OUTPUT -m owner --uid-owner 0 -j DROP
--A svc -m mark --mark 0x1/0xff -j RETURN
--A svc -j ACCEPT
--A web -m addrtype --dst-type LOCAL -j ACCEPT
--A web
-COMMIT
-*nat
-:PREROUTING ACCEPT [0:0]
-:INPUT ACCEPT [0:0]
-:OUTPUT ACCEPT [0:0]
-:POSTROUTING ACCEPT [0:0]
-:dnat - [0:0]
--A PREROUTING -j dnat
--A dnat -p tcp -m tcp --dport 8080 -j DNAT --to-destination 10.1.1.1:80
--A dnat -p udp -j DNAT --to-destination 10.1.1.1-10.1.1.5:1000-2000 --random
--A OUTPUT -p tcp -j REDIRECT --to-ports 3128
--A POSTROUTING -o eth+ -j MASQUERADE --random-fully
--A POSTROUTING -s 192.168.0.0/16 -j SNAT --to-source 1.2.3.4 --persistent
-COMMIT
-*mangle
-:PREROUTING ACCEPT [0:0]
-:INPUT ACCEPT [0:0]
-:FORWARD ACCEPT [0:0]
-:OUTPUT DROP [0:0]
-:POSTROUTING ACCEPT [0:0]
--A PREROUTING -j MARK --set-xmark 0x5/0xff
--A PREROUTING -j CONNMARK --save-mark --nfmask 0xff --ctmask 0xff
--A PREROUTING -j CONNMARK --set-xmark 0x3/0xf
--A FORWARD -p tcp -m tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu
--A FORWARD -p tcp -m tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1400
--A FORWARD -p tcp -m tcp ! --tcp-flags FIN,SYN,RST,ACK SYN -j ACCEPT
-COMMIT
-*raw
-:PREROUTING ACCEPT [0:0]
-:OUTPUT ACCEPT [0:0]
--A PREROUTING -p udp -m udp --dport 53 -j NOTRACK
--A PREROUTING -p tcp -j CT --notrack
--A OUTPUT -j CT --zone 5
--A OUTPUT -p icmp -j TRACE
-COMMIT
-";
+const HAND_V4: &str = include_str!("../testdata/migrate/hand_v4.rules");
 
-const HAND_V6: &str = "*filter
-:INPUT DROP [0:0]
-:FORWARD ACCEPT [0:0]
-:OUTPUT ACCEPT [0:0]
-:ext - [0:0]
--A INPUT -s fd00::/8 -i eth0 -p ipv6-icmp -m icmp6 --icmpv6-type 128 -j ACCEPT
--A INPUT ! -d ::1/128 -p tcp -m tcp --sport 1024:65535 -g ext
--A INPUT -m hl --hl-lt 2 -j DROP
--A INPUT -m conntrack --ctstate INVALID,UNTRACKED --ctorigsrc fd00::1 -j DROP
--A INPUT -j REJECT --reject-with icmp6-adm-prohibited
--A ext -p udp -m multiport --sports 1,2,3 -j RETURN
--A ext -j LOG
-COMMIT
-*nat
-:PREROUTING ACCEPT [0:0]
-:INPUT ACCEPT [0:0]
-:OUTPUT ACCEPT [0:0]
-:POSTROUTING ACCEPT [0:0]
--A PREROUTING -p tcp -j DNAT --to-destination [fd00::2]:80
--A POSTROUTING -o eth0 -j MASQUERADE
--A POSTROUTING -s fd00::/64 -j SNAT --to-source fd01::1
-COMMIT
-";
+const HAND_V6: &str = include_str!("../testdata/migrate/hand_v6.rules");
 
 #[test]
 fn hand_written_rulesets_move_both_families() {
@@ -633,13 +545,12 @@ fn refusals_change_nothing() {
 fn usage_errors() {
     // No kernel needed: these fail before reading anything.
     let cases: &[(&[&str], i32, &str)] = &[
-        (&["migrate"], 2, "--from legacy is required"),
+        (&["migrate"], 2, "--from legacy or --from nft is required"),
         (
-            &["migrate", "--from", "nft"],
+            &["migrate", "--from", "x"],
             2,
-            "--from nft is not supported yet",
+            "unknown source \"x\" (legacy or nft)",
         ),
-        (&["migrate", "--from", "x"], 2, "unknown source \"x\""),
         (
             &["migrate", "--from", "legacy", "--bogus"],
             2,
@@ -657,7 +568,9 @@ fn usage_errors() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stdout).starts_with("usage: nfkeeper migrate --from legacy"));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("usage: nfkeeper migrate --from legacy|nft")
+    );
 }
 
 /// `--nflog-range` has no effect in the kernel and no form in nfkeeper's

@@ -14,6 +14,7 @@
 
 pub mod decode;
 pub mod entry;
+pub mod from_nft;
 pub mod kernel;
 pub mod table;
 

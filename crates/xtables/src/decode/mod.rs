@@ -235,7 +235,12 @@ pub fn table(family: Family, name: &str, raw: &[RawChain]) -> Result<Table, Unde
 /// loads that text; a form that reads back as another rule — iptables'
 /// own `-m ipcomp` without `--ipcompspi` is one — would move a different
 /// rule). O(rule size).
-fn reads_back(family: Family, kind: TableKind, chain: &str, rule: &Rule) -> Result<(), String> {
+pub(crate) fn reads_back(
+    family: Family,
+    kind: TableKind,
+    chain: &str,
+    rule: &Rule,
+) -> Result<(), String> {
     use iptables::print::save::{save_rule_body, CounterStyle};
     let mut text = String::new();
     save_rule_body(
