@@ -1,0 +1,339 @@
+//! Tests of the packet suite: plans, rule texts per scenario and tool,
+//! and (as root) tiny runs through the kernel.
+
+use super::*;
+use crate::suites::Nft;
+
+fn opts() -> Opts {
+    Opts {
+        reps: 3,
+        ..Opts::quick()
+    }
+}
+
+/// `--quick` alone.
+const QUICK: Given = Given {
+    quick: true,
+    sizes: false,
+    reps: false,
+};
+
+#[test]
+fn plan_sizes() {
+    let o = Opts {
+        sizes: vec![500, 50],
+        ..opts()
+    };
+    let given = |quick, sizes, reps| Given { quick, sizes, reps };
+    // (given, sizes, TCP ms, UDP ms, repetitions); opts() says 3.
+    let cases: [(Given, &[usize], u64, u64, usize); 4] = [
+        (given(true, false, false), &[0, 1_000], 200, 200, 5),
+        (
+            given(false, false, false),
+            &[0, 100, 1_000, 10_000],
+            1000,
+            1000,
+            3,
+        ),
+        (given(true, true, false), &[0, 50, 500], 200, 200, 5),
+        (given(true, false, true), &[0, 1_000], 200, 200, 3),
+    ];
+    for (g, sizes, ms, udp_ms, reps) in cases {
+        let p = Plan::new(&o, g);
+        assert_eq!(p.sizes, sizes, "{g:?}");
+        assert_eq!(p.duration, Duration::from_millis(ms), "{g:?}");
+        assert_eq!(p.udp_duration, Duration::from_millis(udp_ms), "{g:?}");
+        assert_eq!(p.reps, reps, "{g:?}");
+    }
+}
+
+fn rec(case: &str, status: Status, samples: &[f64]) -> Record {
+    Record {
+        suite: "packet".into(),
+        case: case.into(),
+        name: String::new(),
+        adapter: "nft".into(),
+        n: 1000,
+        status,
+        samples: samples.to_vec(),
+    }
+}
+
+#[test]
+fn rates_invert_costs() {
+    // 0.1 s per Gbit = 10 Gbit/s; 2 µs per packet = 500 kpps.
+    let t = rec("a.addr.tcp", Status::Ok, &[0.1, 0.2, 0.05]);
+    let (unit, s) = rate(&t).unwrap();
+    assert_eq!(unit, "Gbit/s");
+    assert_eq!((s.min, s.median, s.max), (5.0, 10.0, 20.0));
+    let u = rec("b.set.udp", Status::Ok, &[2e-6]);
+    let (unit, s) = rate(&u).unwrap();
+    assert_eq!(unit, "kpps");
+    assert!((s.median - 500.0).abs() < 1e-9, "{s:?}");
+    let failed = rec("a.addr.udp", Status::Fail("x".into()), &[2e-6]);
+    assert_eq!(rate(&failed), None, "a failure has no rate");
+    let other = Record {
+        suite: "cf".into(),
+        ..t.clone()
+    };
+    assert_eq!(rate(&other), None);
+}
+
+#[test]
+fn appendix_notes() {
+    let p = Plan::new(&opts(), QUICK);
+    let rs = [rec("a.addr.tcp", Status::Ok, &[0.1])];
+    let md = appendix(&p, &rs);
+    assert!(
+        md.contains("5 repetitions of each measurement: a TCP bulk transfer of 0.2 s")
+            && md.contains("a 0.2 s UDP flood"),
+        "{md}"
+    );
+    assert!(
+        md.contains("client thread pinned to CPU 0") || p.pin.is_none(),
+        "{md}"
+    );
+    let other = Record {
+        suite: "cf".into(),
+        ..rs[0].clone()
+    };
+    assert_eq!(appendix(&p, &[other]), "");
+}
+
+/// What is decided before any namespace exists: a missing tool or
+/// ipset, and a form the tool does not have.
+#[test]
+fn statuses_without_setup() {
+    type Version = Result<String, String>;
+    let ok: Version = Ok("v1".into());
+    let why = "x not found; apt-get install x".to_string();
+    let gone: Version = Err(why.clone());
+    let legacy = crate::suites::Iptables::legacy();
+    // (variant, adapter, the adapter's version, ipset's, status)
+    let cases: [(Variant, &dyn Adapter, &Version, &Version, Status); 4] = [
+        (
+            Variant::Ipset,
+            &legacy,
+            &ok,
+            &gone,
+            Status::Unavailable(why.clone()),
+        ),
+        (Variant::Addr, &legacy, &gone, &ok, Status::Unavailable(why)),
+        (Variant::Ipset, &Nft, &ok, &ok, Status::NoForm),
+        (Variant::Vmap, &legacy, &ok, &ok, Status::NoForm),
+    ];
+    let plan = Plan::new(&opts(), QUICK);
+    for (v, a, tool, ipset, want) in cases {
+        let av = Avail { tool, ipset };
+        match prepare(&plan, (v, Proto::Udp, 10), a, &av) {
+            Slot::Done(st) => assert_eq!(st, want, "{v:?} {}", a.name()),
+            Slot::Ready { .. } => panic!("{v:?} {}: set up", a.name()),
+        }
+    }
+}
+
+#[test]
+fn topology_commands() {
+    let (c, s) = topology("nfkbench-1-2", Some(Ipv4Addr::new(10, 0, 0, 5)));
+    assert!(c.starts_with("link add vc type veth peer name vs netns nfkbench-1-2\n"));
+    assert!(
+        c.ends_with("addr add 10.0.0.5/32 dev vc\nroute add 198.18.0.3/32 dev vc src 10.0.0.5\n")
+    );
+    assert!(s.contains("addr add 198.18.0.3/24 dev vs\n"), "{s}");
+    assert!(s.ends_with("route add 10.0.0.0/8 via 198.18.0.1\n"), "{s}");
+    let (c, _) = topology("x", None);
+    assert!(!c.contains("src"), "{c}");
+    assert_eq!(dialect("nft"), Dialect::Nft);
+    assert_eq!(dialect("nfkeeper"), Dialect::Iptables);
+}
+
+/// The check catches what would make a measurement meaningless: rules
+/// that do not drop the blocked probe, and a path that drops everything.
+#[test]
+fn verify_fails_without_effective_rules_root() {
+    if !crate::netns::is_root() {
+        eprintln!("skipped: needs root for network namespaces");
+        return;
+    }
+    let lim = Duration::from_secs(10);
+    let blocked = Variant::Addr.blocked(1);
+    let pair = Pair::new(blocked.and_then(|b| b.src), lim).expect("pair");
+    let (cl, sv) = pair.places(None);
+    // No rules at all: the blocked probe gets through.
+    let e = verify(&cl, &sv, Proto::Udp, blocked).unwrap_err();
+    assert!(e.contains("got through"), "{e}");
+    // A policy DROP without the accepting rule: nothing passes.
+    let all_drop = Install {
+        ipset: None,
+        nfacct: None,
+        rules: "table ip filter {\n\tchain INPUT {\n\t\ttype filter hook input priority 0; policy drop;\n\t}\n}\n".into(),
+    };
+    if Nft.available().is_ok() {
+        install(&pair.server, &Nft, &all_drop, lim).expect("nft -f");
+        let e = verify(&cl, &sv, Proto::Tcp, blocked).unwrap_err();
+        assert!(e.contains("(must pass) was dropped"), "{e}");
+    }
+}
+
+/// Rows measured once and repeated: those whose tool loads the same
+/// text with the same probe. At N = 0 the rule-list scenarios of a hook
+/// load only the accepting rule; from N = 1 on only e.input of the
+/// iptables tools is a.addr again.
+#[test]
+fn equal_rows_are_measured_once() {
+    let groups = |d: Dialect, p: Proto, n: usize| -> Vec<Vec<&'static str>> {
+        let mut g: Vec<(Measured, Vec<&'static str>)> = Vec::new();
+        for v in VARIANTS.iter().copied().filter(|v| !v.on_request()) {
+            let Some(m) = measured(v, p, n, d, "x") else {
+                continue;
+            };
+            match g.iter_mut().find(|(k, _)| *k == m) {
+                Some((_, ids)) => ids.push(v.id()),
+                None => g.push((m, vec![v.id()])),
+            }
+        }
+        g.into_iter().map(|x| x.1).collect()
+    };
+    for p in [Proto::Tcp, Proto::Udp] {
+        let ipt = groups(Dialect::Iptables, p, 0);
+        assert_eq!(
+            ipt[0],
+            [
+                "a.addr",
+                "b.multiport",
+                "c.rules",
+                "d.jumps",
+                "e.input",
+                "g.compat"
+            ]
+        );
+        assert!(ipt[1..].iter().all(|g| g.len() == 1), "{ipt:?}");
+        let nft = groups(Dialect::Nft, p, 0);
+        assert_eq!(nft[0], ["a.addr", "b.multiport", "c.rules", "d.jumps"]);
+        assert!(nft[1..].iter().all(|g| g.len() == 1), "{nft:?}");
+        for n in [1, 1000] {
+            let ipt = groups(Dialect::Iptables, p, n);
+            assert_eq!(ipt[0], ["a.addr", "e.input"]);
+            assert!(ipt[1..].iter().all(|g| g.len() == 1), "{ipt:?}");
+            assert!(groups(Dialect::Nft, p, n).iter().all(|g| g.len() == 1));
+        }
+    }
+    // The tool and the protocol are part of what is measured.
+    let m = |p, a| measured(Variant::Addr, p, 0, Dialect::Iptables, a);
+    assert!(m(Proto::Tcp, "x") != m(Proto::Udp, "x"));
+    assert!(m(Proto::Tcp, "x") != m(Proto::Tcp, "y"));
+}
+
+/// g) through each iptables tool present (nfkeeper where `NFKEEPER_BIN`
+/// or `PATH` has it): the traffic passes, the last rule drops its
+/// probe, and the nftables-based tools load every rule with its module
+/// as an xtables match (`xt match` in nft's listing), none translated.
+#[test]
+fn compat_rules_load_xt_matches_root() {
+    use crate::suites::adapters::Iptables;
+    let _serial = crate::suites::KERNEL_TEST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if !crate::netns::is_root() {
+        eprintln!("skipped: needs root for network namespaces");
+        return;
+    }
+    let lim = Duration::from_secs(10);
+    let ns = Netns::new().expect("namespace");
+    if ns.run(&["nfacct", "list"], None, lim).is_err() {
+        eprintln!("skipped: no nfacct tool (apt-get install nfacct)");
+        return;
+    }
+    let n = 6;
+    let v = Variant::Compat;
+    let mut tried = 0;
+    for a in [Iptables::nfkeeper(), Iptables::nft(), Iptables::legacy()] {
+        if let Err(why) = a.available() {
+            eprintln!("{}: skipped: {why}", a.name());
+            continue;
+        }
+        let pair = Pair::new(None, lim).expect("pair");
+        let inst = v.install(Dialect::Iptables, Proto::Udp, n).unwrap();
+        install(&pair.server, &a, &inst, lim).unwrap_or_else(|e| panic!("{e}"));
+        let (cl, sv) = pair.places(None);
+        verify(&cl, &sv, Proto::Udp, v.blocked(n)).unwrap_or_else(|e| panic!("{e}"));
+        tried += 1;
+        if a.name() == "iptables-legacy" {
+            continue;
+        }
+        // The netlink view names each expression (the listing prints
+        // some xtables matches through their translation, `time` as
+        // nothing); a rule is its header line and the indented lines.
+        let argv = ["nft", "--debug=netlink", "list", "ruleset"];
+        let out = pair.server.run(&argv, None, lim).expect("nft list").stdout;
+        let mut rules: Vec<String> = Vec::new();
+        for l in out.lines() {
+            match rules.last_mut() {
+                Some(r) if l.starts_with("  ") => r.push_str(l),
+                _ => rules.push(l.to_string()),
+            }
+        }
+        let ported: Vec<&String> = rules
+            .iter()
+            .filter(|r| r.contains("@ transport header + 2"))
+            .collect();
+        assert_eq!(ported.len(), n, "{}:\n{out}", a.name());
+        for (k, r) in ported.iter().enumerate() {
+            let m = ["recent", "nfacct", "time"][k % 3];
+            let xt = format!("[ match name {m} rev");
+            assert!(r.contains(&xt), "{}: {r}", a.name());
+        }
+    }
+    eprintln!("{tried} tools checked");
+}
+
+/// The quick suite at tiny N with the nft adapter, through the kernel:
+/// every form nft has passes its checks (traffic passes, the last rule
+/// drops its probe) and yields positive, finite costs.
+#[test]
+fn tiny_suite_with_nft_root() {
+    let _serial = crate::suites::KERNEL_TEST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if !crate::netns::is_root() {
+        eprintln!("skipped: needs root for network namespaces");
+        return;
+    }
+    if let Err(why) = Nft.available() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let plan = Plan {
+        sizes: vec![0, 3],
+        reps: 2,
+        duration: Duration::from_millis(100),
+        udp_duration: Duration::from_millis(100),
+        ..Plan::new(&opts(), QUICK)
+    };
+    let ads: Vec<Box<dyn Adapter>> = vec![Box::new(Nft)];
+    let rs = run(&plan, &ads);
+    // The default plan: every row but those run on request.
+    let planned = VARIANTS.iter().filter(|v| !v.on_request()).count();
+    assert_eq!(rs.len(), planned * 2 * 2);
+    for r in &rs {
+        let applies = VARIANTS
+            .iter()
+            .any(|v| r.case.starts_with(v.id()) && v.applies(Dialect::Nft));
+        if !applies {
+            assert_eq!(r.status, Status::NoForm, "{r:?}");
+            continue;
+        }
+        assert_eq!(r.status, Status::Ok, "{} N={}", r.case, r.n);
+        assert_eq!(r.samples.len(), 2);
+        assert!(r.samples.iter().all(|s| s.is_finite() && *s > 0.0), "{r:?}");
+    }
+    // N = 0 of a) and c) is one measurement shown twice; N = 3 is not.
+    let of = |case: &str, n| {
+        &rs.iter()
+            .find(|r| r.case == case && r.n == n)
+            .unwrap()
+            .samples
+    };
+    assert_eq!(of("a.addr.udp", 0), of("c.rules.udp", 0));
+    assert_ne!(of("a.addr.udp", 3), of("c.rules.udp", 3));
+}
