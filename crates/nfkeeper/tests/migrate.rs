@@ -16,10 +16,25 @@ mod common;
 
 use common::{prerequisites, Ns};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
-const NFK: &str = env!("CARGO_BIN_EXE_nfkeeper");
+mod migrate_support;
+
+use migrate_support::{
+    conformance, migrate_from, nfk_save, oracle_restore, oracle_save, prog, tables, text, NFK,
+};
+
+fn legacy_restore(ns: &Ns, v6: bool, rules: &str) {
+    oracle_restore(ns, v6, "legacy", rules)
+}
+
+fn legacy_save(ns: &Ns, v6: bool) -> BTreeMap<String, Vec<String>> {
+    oracle_save(ns, v6, "legacy")
+}
+
+fn migrate(ns: &Ns, args: &[&str]) -> (i32, String, String) {
+    migrate_from(ns, "legacy", args)
+}
 
 fn have_legacy() -> bool {
     if !prerequisites() {
@@ -34,85 +49,6 @@ fn have_legacy() -> bool {
         eprintln!("SKIP: iptables-legacy (the oracle) is not installed");
     }
     ok
-}
-
-fn conformance() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/iptables-1.8.11");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("SKIP: conformance data not found at {}", d.display());
-        None
-    }
-}
-
-fn text(o: &Output) -> (i32, String, String) {
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn prog(v6: bool, tool: &str) -> String {
-    format!("{}{tool}", if v6 { "ip6" } else { "ip" })
-}
-
-/// `{ip,ip6}tables-legacy-restore` of `rules` in `ns`; must succeed.
-fn legacy_restore(ns: &Ns, v6: bool, rules: &str) {
-    let path = std::env::temp_dir().join(format!(
-        "nfk-migrate-{}-{}.rules",
-        std::process::id(),
-        ns.name
-    ));
-    std::fs::write(&path, rules).unwrap();
-    let cmd = format!("{} < {}", prog(v6, "tables-legacy-restore"), path.display());
-    let o = ns.exec(&["sh", "-c", &cmd]);
-    let _ = std::fs::remove_file(&path);
-    assert!(
-        o.status.success(),
-        "{cmd}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// A save's tables: name -> lines, `#` lines dropped, counters zeroed.
-fn tables(save: &str) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut cur = String::new();
-    for l in save.lines().filter(|l| !l.starts_with('#')) {
-        if let Some(t) = l.strip_prefix('*') {
-            cur = t.to_string();
-        }
-        let l = match l.split_once(" [") {
-            Some((head, _)) if l.starts_with(':') => format!("{head} [0:0]"),
-            _ => l.to_string(),
-        };
-        out.entry(cur.clone()).or_default().push(l);
-    }
-    out
-}
-
-/// iptables-legacy-save, in the save form of the iptables nfkeeper
-/// follows (1.8.11): the oracle here may be older, and up to 1.8.10 save
-/// named protocols from /etc/protocols that 1.8.11 prints as numbers.
-fn legacy_save(ns: &Ns, v6: bool) -> BTreeMap<String, Vec<String>> {
-    let (code, out, err) = text(&ns.exec(&[&prog(v6, "tables-legacy-save")]));
-    assert_eq!(code, 0, "{err}");
-    tables(&out.replace(" -p gre ", " -p 47 "))
-}
-
-fn nfk_save(ns: &Ns, v6: bool) -> BTreeMap<String, Vec<String>> {
-    let (code, out, err) = text(&ns.exec(&[NFK, &prog(v6, "tables-save")]));
-    assert_eq!(code, 0, "{err}");
-    tables(&out)
-}
-
-fn migrate(ns: &Ns, args: &[&str]) -> (i32, String, String) {
-    let mut argv = vec![NFK, "migrate", "--from", "legacy"];
-    argv.extend_from_slice(args);
-    text(&ns.exec(&argv))
 }
 
 /// Every table of `before` (that is not empty) is empty in legacy now.

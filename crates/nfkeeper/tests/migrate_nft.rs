@@ -14,9 +14,25 @@ mod common;
 
 use common::{prerequisites, Ns};
 use std::collections::BTreeMap;
-use std::process::{Command, Output};
+use std::process::Command;
 
-const NFK: &str = env!("CARGO_BIN_EXE_nfkeeper");
+mod migrate_support;
+
+use migrate_support::{
+    conformance, migrate_from, nfk_save, oracle_restore, oracle_save, prog, text, NFK,
+};
+
+fn nft_restore(ns: &Ns, v6: bool, rules: &str) {
+    oracle_restore(ns, v6, "nft", rules)
+}
+
+fn nft_save(ns: &Ns, v6: bool) -> BTreeMap<String, Vec<String>> {
+    oracle_save(ns, v6, "nft")
+}
+
+fn migrate(ns: &Ns, args: &[&str]) -> (i32, String, String) {
+    migrate_from(ns, "nft", args)
+}
 
 const HAND_V4: &str = include_str!("../testdata/migrate/hand_v4.rules");
 const HAND_V6: &str = include_str!("../testdata/migrate/hand_v6.rules");
@@ -37,68 +53,6 @@ fn have_nft() -> bool {
         eprintln!("SKIP: iptables-nft or nft (the oracles) is not installed");
     }
     ok
-}
-
-fn text(o: &Output) -> (i32, String, String) {
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn prog(v6: bool, tool: &str) -> String {
-    format!("{}{tool}", if v6 { "ip6" } else { "ip" })
-}
-
-/// `{ip,ip6}tables-nft-restore` of `rules` in `ns`; must succeed.
-fn nft_restore(ns: &Ns, v6: bool, rules: &str) {
-    let path = std::env::temp_dir().join(format!(
-        "nfk-migrate-nft-{}-{}.rules",
-        std::process::id(),
-        ns.name
-    ));
-    std::fs::write(&path, rules).unwrap();
-    let cmd = format!("{} < {}", prog(v6, "tables-nft-restore"), path.display());
-    let o = ns.exec(&["sh", "-c", &cmd]);
-    let _ = std::fs::remove_file(&path);
-    assert!(
-        o.status.success(),
-        "{cmd}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// A save's tables: name -> lines, `#` lines dropped, counters zeroed.
-fn tables(save: &str) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut cur = String::new();
-    for l in save.lines().filter(|l| !l.starts_with('#')) {
-        if let Some(t) = l.strip_prefix('*') {
-            cur = t.to_string();
-        }
-        let l = match l.split_once(" [") {
-            Some((head, _)) if l.starts_with(':') => format!("{head} [0:0]"),
-            _ => l.to_string(),
-        };
-        out.entry(cur.clone()).or_default().push(l);
-    }
-    out
-}
-
-/// iptables-nft-save in the save form of the iptables nfkeeper follows
-/// (1.8.11): up to 1.8.10 save named protocols from /etc/protocols that
-/// 1.8.11 prints as numbers.
-fn nft_save(ns: &Ns, v6: bool) -> BTreeMap<String, Vec<String>> {
-    let (code, out, err) = text(&ns.exec(&[&prog(v6, "tables-nft-save")]));
-    assert_eq!(code, 0, "{err}");
-    tables(&out.replace(" -p gre ", " -p 47 "))
-}
-
-fn nfk_save(ns: &Ns, v6: bool) -> BTreeMap<String, Vec<String>> {
-    let (code, out, err) = text(&ns.exec(&[NFK, &prog(v6, "tables-save")]));
-    assert_eq!(code, 0, "{err}");
-    tables(&out)
 }
 
 /// Which of iptables-nft's tables, and of the foreign ones the tests add,
@@ -127,12 +81,6 @@ fn nft_tables(ns: &Ns) -> Vec<String> {
                 .success()
         })
         .collect()
-}
-
-fn migrate(ns: &Ns, args: &[&str]) -> (i32, String, String) {
-    let mut argv = vec![NFK, "migrate", "--from", "nft"];
-    argv.extend_from_slice(args);
-    text(&ns.exec(&argv))
 }
 
 /// Whether a save's table holds something to move.
@@ -270,17 +218,6 @@ fn refusal_changes_nothing() {
     assert_eq!(nft_tables(&ns), listed);
     assert_eq!([nft_save(&ns, false), nft_save(&ns, true)], before);
     assert!(nfk_save(&ns, false).is_empty() && nfk_save(&ns, true).is_empty());
-}
-
-fn conformance() -> Option<std::path::PathBuf> {
-    let d = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/iptables-1.8.11");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("SKIP: conformance data not found at {}", d.display());
-        None
-    }
 }
 
 /// Vectors left out, where iptables-nft 1.8.9 (the oracle here) and 1.8.11
