@@ -19,7 +19,7 @@ use std::process::Command;
 mod migrate_support;
 
 use migrate_support::{
-    conformance, migrate_from, nfk_save, oracle_restore, oracle_save, prog, text, NFK,
+    conformance, load_vectors, migrate_from, nfk_save, oracle_restore, oracle_save, prog, text, NFK,
 };
 
 fn nft_restore(ns: &Ns, v6: bool, rules: &str) {
@@ -254,83 +254,13 @@ fn conformance_vectors_move() {
         return;
     }
     let Some(dir) = conformance() else { return };
-    let decoded: Vec<&str> = xtables::decode::matches::names()
-        .into_iter()
-        .chain(xtables::decode::targets::names())
-        .chain(["standard"])
-        .collect();
-    let mut files: Vec<String> = std::fs::read_dir(dir.join("extensions"))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".t"))
-        .collect();
-    files.sort();
+    let skip = |rule: &str, saved: &str| {
+        inverted_full_range(saved) || ORACLE_DIFFS.iter().any(|d| rule.contains(d))
+    };
     for v6 in [false, true] {
         let ns = Ns::new(if v6 { "mign-vec6" } else { "mign-vec4" });
         let scratch = Ns::new(if v6 { "mign-scr6" } else { "mign-scr4" });
-        let (mut loaded, mut refused, mut nfk_refused) = (0, 0, 0);
-        let mut user_chains: Vec<(String, String)> = Vec::new();
-        for file in &files {
-            let stem = file.trim_end_matches(".t");
-            let module = match (
-                stem.strip_prefix("libxt_"),
-                stem.strip_prefix("libipt_"),
-                stem.strip_prefix("libip6t_"),
-            ) {
-                (Some(m), _, _) => m,
-                (_, Some(m), _) if !v6 => m,
-                (_, _, Some(m)) if v6 => m,
-                _ => continue,
-            };
-            if !decoded.contains(&module) {
-                continue;
-            }
-            let body = std::fs::read_to_string(dir.join("extensions").join(file)).unwrap();
-            let (mut table, mut chain) = ("filter".to_string(), "INPUT".to_string());
-            for line in body.lines() {
-                if let Some(t) = line.strip_prefix('*') {
-                    table = t.to_string();
-                    continue;
-                }
-                if let Some(c) = line.strip_prefix(':') {
-                    chain = c.split(',').next().unwrap().to_string();
-                    continue;
-                }
-                let item: Vec<&str> = line.split(';').collect();
-                if item.len() < 3 || item[2] != "OK" || line.starts_with('#') {
-                    continue;
-                }
-                let saved = if item[1] == "=" { item[0] } else { item[1] };
-                if inverted_full_range(saved) || ORACLE_DIFFS.iter().any(|d| item[0].contains(d)) {
-                    continue;
-                }
-                let builtin = ["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"]
-                    .contains(&chain.as_str());
-                let (ipt, nfk) = (prog(v6, "tables-nft"), prog(v6, "tables"));
-                if !builtin && !user_chains.contains(&(table.clone(), chain.clone())) {
-                    let _ = ns.exec(&[&ipt, "-t", &table, "-N", &chain]);
-                    let _ = scratch.exec(&[NFK, &nfk, "-t", &table, "-N", &chain]);
-                    user_chains.push((table.clone(), chain.clone()));
-                }
-                let words = iptables::parse::restore::tokenize(item[0]).unwrap();
-                let mut tail: Vec<&str> = vec!["-t", &table, "-A", &chain];
-                tail.extend(words.iter().map(String::as_str));
-                let mut argv: Vec<&str> = vec![NFK, &nfk];
-                argv.extend(&tail);
-                if !scratch.exec(&argv).status.success() {
-                    nfk_refused += 1;
-                    continue;
-                }
-                let mut argv: Vec<&str> = vec![&ipt];
-                argv.extend(&tail);
-                if ns.exec(&argv).status.success() {
-                    loaded += 1;
-                } else {
-                    refused += 1;
-                }
-            }
-        }
+        let (loaded, refused, nfk_refused) = load_vectors(&ns, &scratch, v6, "nft", &dir, &skip);
         eprintln!(
             "{}: {loaded} vectors loaded by iptables-nft, {refused} refused by it, \
              {nfk_refused} that nfkeeper's tables cannot hold left out",

@@ -6,7 +6,7 @@
 
 use crate::common::Ns;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 pub const NFK: &str = env!("CARGO_BIN_EXE_nfkeeper");
@@ -96,4 +96,96 @@ pub fn conformance() -> Option<PathBuf> {
         eprintln!("SKIP: conformance data not found at {}", d.display());
         None
     }
+}
+
+/// Every OK vector of the conformance data in `dir` whose extension
+/// migrate decodes, loaded into `ns` with `{ip,ip6}tables-ORACLE` one
+/// `-A` each (user chains created as named), except those `skip(rule,
+/// saved form)` leaves out and those nfkeeper's own tables cannot hold
+/// (tried first in `scratch`: such a rule makes a migration refuse whole,
+/// which the refusal tests cover). Returns (loaded by the oracle, refused
+/// by it, left out as nfkeeper could not hold them).
+pub fn load_vectors(
+    ns: &Ns,
+    scratch: &Ns,
+    v6: bool,
+    oracle: &str,
+    dir: &Path,
+    skip: &dyn Fn(&str, &str) -> bool,
+) -> (usize, usize, usize) {
+    let decoded: Vec<&str> = xtables::decode::matches::names()
+        .into_iter()
+        .chain(xtables::decode::targets::names())
+        .chain(["standard"])
+        .collect();
+    let mut files: Vec<String> = std::fs::read_dir(dir.join("extensions"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".t"))
+        .collect();
+    files.sort();
+    let (mut loaded, mut refused, mut nfk_refused) = (0, 0, 0);
+    let mut user_chains: Vec<(String, String)> = Vec::new();
+    let (ipt, nfk) = (prog(v6, &format!("tables-{oracle}")), prog(v6, "tables"));
+    for file in &files {
+        let stem = file.trim_end_matches(".t");
+        let module = match (
+            stem.strip_prefix("libxt_"),
+            stem.strip_prefix("libipt_"),
+            stem.strip_prefix("libip6t_"),
+        ) {
+            (Some(m), _, _) => m,
+            (_, Some(m), _) if !v6 => m,
+            (_, _, Some(m)) if v6 => m,
+            _ => continue,
+        };
+        if !decoded.contains(&module) {
+            continue;
+        }
+        let body = std::fs::read_to_string(dir.join("extensions").join(file)).unwrap();
+        let (mut table, mut chain) = ("filter".to_string(), "INPUT".to_string());
+        for line in body.lines() {
+            if let Some(t) = line.strip_prefix('*') {
+                table = t.to_string();
+                continue;
+            }
+            if let Some(c) = line.strip_prefix(':') {
+                chain = c.split(',').next().unwrap().to_string();
+                continue;
+            }
+            let item: Vec<&str> = line.split(';').collect();
+            if item.len() < 3 || item[2] != "OK" || line.starts_with('#') {
+                continue;
+            }
+            let saved = if item[1] == "=" { item[0] } else { item[1] };
+            if skip(item[0], saved) {
+                continue;
+            }
+            let builtin = ["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"]
+                .contains(&chain.as_str());
+            if !builtin && !user_chains.contains(&(table.clone(), chain.clone())) {
+                let _ = ns.exec(&[&ipt, "-t", &table, "-N", &chain]);
+                let _ = scratch.exec(&[NFK, &nfk, "-t", &table, "-N", &chain]);
+                user_chains.push((table.clone(), chain.clone()));
+            }
+            let words = iptables::parse::restore::tokenize(item[0]).unwrap();
+            let mut tail: Vec<&str> = vec!["-t", &table, "-A", &chain];
+            tail.extend(words.iter().map(String::as_str));
+            let mut argv: Vec<&str> = vec![NFK, &nfk];
+            argv.extend(&tail);
+            if !scratch.exec(&argv).status.success() {
+                nfk_refused += 1;
+                continue;
+            }
+            let mut argv: Vec<&str> = vec![&ipt];
+            argv.extend(&tail);
+            if ns.exec(&argv).status.success() {
+                loaded += 1;
+            } else {
+                refused += 1;
+            }
+        }
+    }
+    (loaded, refused, nfk_refused)
 }
