@@ -100,7 +100,7 @@ pub fn restore_input(ctx: &mut Ctx, input: &str, env: Env, out: &mut Output) {
             continue;
         };
         let r = restore::words(text).and_then(|w| {
-            let words: Vec<&str> = w.iter().map(String::as_str).collect();
+            let words: Vec<&str> = w.iter().map(|x| x.as_ref()).collect();
             parse::parse(&words, Some(n), env.clone(), ctx.store)
         });
         let p = match r {

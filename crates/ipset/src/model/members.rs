@@ -63,6 +63,29 @@ impl MapMembers {
         self.nets[dim].keys().rev().copied().collect()
     }
 
+    /// Insert `k` with `v` if no member has key `k`: one search of the map
+    /// (`get` then `put` is two). Returns whether it was inserted.
+    pub fn insert_new(&mut self, k: Key, v: Ext) -> bool {
+        use std::collections::btree_map::Entry;
+        let pfx = prefixes(&k);
+        let expiry = v.expiry;
+        match self.map.entry(k) {
+            Entry::Occupied(_) => return false,
+            Entry::Vacant(e) => {
+                e.insert(v);
+            }
+        }
+        if let Expiry::At(t) = expiry {
+            self.next_expiry = self.next_expiry.min(t);
+        }
+        for (dim, p) in pfx.iter().enumerate() {
+            if let Some(p) = *p {
+                *self.nets[dim].entry(p).or_insert(0) += 1;
+            }
+        }
+        true
+    }
+
     /// Set `k` to `v` (insert, replace or remove); returns the old value.
     pub fn put(&mut self, k: Key, v: Option<Ext>) -> Option<Ext> {
         let pfx = prefixes(&k);

@@ -10,7 +10,10 @@
 //!
 //! Changes are journaled while a transaction is open (`begin`), so a failed
 //! command or restore can be rolled back (`rollback`) to leave the store as
-//! it was.
+//! it was. Members added to or removed from a set created inside the
+//! innermost open transaction are not journaled: every rollback that can
+//! reach them also undoes the set's creation (a restore that creates a set
+//! of a million members keeps no undo entry per member).
 
 use super::entry::{Ext, Key};
 use super::expand::{self, Adt};
@@ -47,7 +50,13 @@ pub struct Store {
     slots: Vec<Option<Slot>>,
     index: HashMap<String, usize>,
     journal: Vec<UndoOp>,
-    depth: usize,
+    /// Journal length at each open transaction's `begin`, innermost last.
+    marks: Vec<usize>,
+    /// Per slot: the journal position of its `Created` entry, while the
+    /// journal holds it and no swap has moved other contents into it.
+    born: Vec<Option<usize>>,
+    /// Undo buffer reused by member changes that need no journal entry.
+    scratch: Undo,
     seed: u64,
 }
 
@@ -113,15 +122,30 @@ impl Store {
     /// Transactions nest; the journal is dropped when the outermost one
     /// commits.
     pub fn begin(&mut self) -> Savepoint {
-        self.depth += 1;
+        self.marks.push(self.journal.len());
         Savepoint(self.journal.len())
     }
 
     pub fn commit(&mut self, _sp: Savepoint) {
-        self.depth = self.depth.saturating_sub(1);
-        if self.depth == 0 {
+        self.close();
+    }
+
+    /// Close the innermost transaction; the outermost drops the journal.
+    fn close(&mut self) {
+        self.marks.pop();
+        if self.marks.is_empty() {
             self.journal.clear();
+            self.born.clear();
         }
+    }
+
+    /// Whether member changes of slot `i` need journal entries: inside a
+    /// transaction, unless the set was created after its innermost `begin`.
+    fn journaled(&self, i: usize) -> bool {
+        let Some(&mark) = self.marks.last() else {
+            return false;
+        };
+        !matches!(self.born.get(i), Some(&Some(at)) if at >= mark)
     }
 
     /// Undo every change since `sp` and close its transaction.
@@ -130,14 +154,11 @@ impl Store {
             let op = self.journal.pop().expect("journal longer than savepoint");
             self.undo(op);
         }
-        self.depth = self.depth.saturating_sub(1);
-        if self.depth == 0 {
-            self.journal.clear();
-        }
+        self.close();
     }
 
     fn log(&mut self, op: UndoOp) {
-        if self.depth > 0 {
+        if !self.marks.is_empty() {
             self.journal.push(op);
         }
     }
@@ -147,6 +168,9 @@ impl Store {
             UndoOp::Created(i) => {
                 if let Some(s) = self.slots[i].take() {
                     self.index.remove(&s.name);
+                }
+                if let Some(b) = self.born.get_mut(i) {
+                    *b = None;
                 }
             }
             UndoOp::Destroyed(i, slot) => {
@@ -189,16 +213,17 @@ impl Store {
         if a == b {
             return;
         }
-        let sa = self.slots[a]
-            .as_ref()
-            .expect("swapped slot exists")
-            .set
-            .clone();
-        let sb = std::mem::replace(
-            &mut self.slots[b].as_mut().expect("swapped slot exists").set,
-            sa,
-        );
-        self.slots[a].as_mut().expect("swapped slot exists").set = sb;
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (left, right) = self.slots.split_at_mut(hi);
+        let x = left[lo].as_mut().expect("swapped slot exists");
+        let y = right[0].as_mut().expect("swapped slot exists");
+        std::mem::swap(&mut x.set, &mut y.set);
+        // Contents older than the slots' creation now live in them.
+        for i in [a, b] {
+            if let Some(b) = self.born.get_mut(i) {
+                *b = None;
+            }
+        }
     }
 
     fn slot(&self, name: &str) -> Option<usize> {
@@ -332,6 +357,12 @@ impl Store {
             set: Set::new(header),
         });
         self.index.insert(name.to_string(), i);
+        if !self.marks.is_empty() {
+            if self.born.len() <= i {
+                self.born.resize(i + 1, None);
+            }
+            self.born[i] = Some(self.journal.len());
+        }
         self.log(UndoOp::Created(i));
         Ok(true)
     }
@@ -434,13 +465,17 @@ impl Store {
         }
         let s = &mut self.slots[i].as_mut().expect("slot").set;
         let x = expand::expand(&s.header, d, adt)?;
-        let mut undo = Undo::new();
+        let mut undo = std::mem::take(&mut self.scratch);
+        undo.clear();
         let r = match adt {
             Adt::Add => s.add(&x, d, exist, now, &mut undo, &mut ch),
             _ => s.del(&x, exist, &mut undo, &mut ch),
         };
-        if self.depth > 0 {
+        if self.journaled(i) {
             self.journal.push(UndoOp::Members(i, undo));
+        } else if !self.marks.is_empty() {
+            // A set born in this transaction: a rollback removes it whole.
+            self.scratch = undo;
         } else if r.is_err() {
             if let Some(Members::Map(m)) = self.slots[i].as_mut().map(|s| &mut s.set.members) {
                 for (k, v) in undo.into_iter().rev() {

@@ -112,6 +112,10 @@ fn match_envopt(arg: &str, short: &str, long: &str) -> bool {
 
 /// Take the global options out of `args`, into `env`.
 fn take_envopts(args: &mut Vec<String>, env: &mut Env) -> Result<()> {
+    // Every global option starts with '-': most restore lines have none.
+    if !args.iter().any(|a| a.starts_with('-')) {
+        return Ok(());
+    }
     for &(opt, short, long, has_arg) in ENVOPTS {
         let mut i = 0;
         while i < args.len() {
@@ -171,8 +175,17 @@ fn take_envopts(args: &mut Vec<String>, env: &mut Env) -> Result<()> {
 /// without any set: a backend learns from it which sets to read before
 /// [`parse`]. `None`: no command word (or a bad global option).
 pub fn verb(args: &[&str]) -> Option<(Cmd, Vec<String>)> {
-    let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    take_envopts(&mut args, &mut Env::default()).ok()?;
+    // Global options start with '-'; without one the words are used as
+    // they are (a restore's member lines are read this way one by one).
+    let owned: Vec<String>;
+    let args: Vec<&str> = if args.iter().any(|a| a.starts_with('-')) {
+        let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        take_envopts(&mut v, &mut Env::default()).ok()?;
+        owned = v;
+        owned.iter().map(String::as_str).collect()
+    } else {
+        args.to_vec()
+    };
     let first = args.first()?;
     let &(cmd, _, arity) = COMMANDS.iter().find(|c| match_cmd(first, &c.1))?;
     let n = match (cmd, arity) {
@@ -180,7 +193,10 @@ pub fn verb(args: &[&str]) -> Option<(Cmd, Vec<String>)> {
         (Cmd::Help, _) | (_, Arity::None) => 0,
         _ => 1,
     };
-    Some((cmd, args.into_iter().skip(1).take(n).collect()))
+    Some((
+        cmd,
+        args.iter().skip(1).take(n).map(|a| a.to_string()).collect(),
+    ))
 }
 
 /// Parse one command line (without the program name). `restore_line` is the
@@ -525,6 +541,10 @@ fn check_allowed(spec: &CmdSpec, d: &Data, cmdflags: u64, cmd: &str, t: &TypeInf
     let mut allowed = spec.allowed();
     if allowed & Opt::IpTo.bit() != 0 {
         allowed |= Opt::Cidr.bit();
+    }
+    // Nothing given that the command takes and the type does not allow.
+    if d.flags & cmdflags & !allowed == 0 {
+        return Ok(());
     }
     let family = match d.family {
         Some(f) => f.name(),

@@ -253,8 +253,8 @@ mod tests {
                 now: 1000,
             };
             for line in std::iter::once(*create).chain(adds.iter().copied()) {
-                let w: Vec<String> = ipset::parse::restore::words(line).unwrap();
-                let w: Vec<&str> = w.iter().map(String::as_str).collect();
+                let w = ipset::parse::restore::words(line).unwrap();
+                let w: Vec<&str> = w.iter().map(|x| x.as_ref()).collect();
                 let o = run(&mut ctx, &w, None);
                 assert_eq!(o.code, 0, "{line}: {}", o.stderr);
             }

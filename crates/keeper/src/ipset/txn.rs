@@ -115,19 +115,36 @@ fn needs_of(job: &Job) -> Needs {
     // A restore: every set its lines name, whole (its adds may meet
     // members), and every header (its creates take free slots).
     n.all(Depth::Header);
+    let mut last: Option<String> = None;
     for (_, line) in restore::lines(job.input.as_deref().unwrap_or("")) {
         let restore::Line::Command(text) = line else {
             continue;
         };
+        // A run of member lines of one set (`add NAME …` without quotes or
+        // options before the element) names that set again: skip it.
+        if let Some(name) = last.as_deref() {
+            let mut w = text.split([' ', '\t']).filter(|w| !w.is_empty());
+            if matches!(w.next(), Some("add" | "del" | "test"))
+                && w.next() == Some(name)
+                && w.next().is_some_and(|e| !e.starts_with('-'))
+                && !text.contains('"')
+            {
+                continue;
+            }
+        }
+        last = None;
         let Ok(w) = restore::words(text) else {
             continue;
         };
-        let w: Vec<&str> = w.iter().map(String::as_str).collect();
+        let w: Vec<&str> = w.iter().map(|x| x.as_ref()).collect();
         if let Some((cmd, names)) = verb(&w) {
             if cmd != Cmd::Create {
                 for x in &names {
                     n.name(x, Depth::Full);
                 }
+            }
+            if matches!(cmd, Cmd::Add | Cmd::Del | Cmd::Test) {
+                last = names.into_iter().next();
             }
         }
     }

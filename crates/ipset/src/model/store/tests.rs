@@ -203,3 +203,81 @@ fn net_tests_try_every_stored_prefix() {
         assert_eq!(apply(&mut s, line, 0).unwrap(), want, "{line}");
     }
 }
+
+/// Members of a set created in the innermost open transaction are not
+/// journaled; every rollback must still leave the store as it was: the
+/// outer transaction holds the first script, the inner one the second,
+/// which is rolled back (and then the outer one too).
+#[test]
+fn rollbacks_undo_members_of_new_and_old_sets() {
+    let members = |s: &Store, name: &str| -> Option<Vec<String>> {
+        let set = s.get(name)?;
+        Some(match &set.members {
+            Members::Map(m) => m
+                .iter()
+                .map(|(k, _)| format!("{:?}", k.ip.map(|n| n.addr)))
+                .collect(),
+            Members::List(l) => l.iter().map(|(n, _)| n.clone()).collect(),
+        })
+    };
+    let snapshot = |s: &Store| {
+        ["old", "new", "tmp"]
+            .iter()
+            .map(|n| members(s, n))
+            .collect::<Vec<_>>()
+    };
+    let cases: [(&[&str], &[&str]); 5] = [
+        // New set in the inner transaction: dropped whole.
+        (&[], &["create new hash:ip", "add new 1.1.1.1-1.1.1.9"]),
+        // New set in the outer transaction, members in the inner one.
+        (
+            &["create new hash:ip", "add new 2.2.2.2"],
+            &["add new 3.3.3.0/30", "del new 2.2.2.2"],
+        ),
+        // An old set's members, changed in the inner transaction.
+        (
+            &[],
+            &[
+                "add old 4.4.4.4",
+                "del old 9.9.9.9",
+                "flush old",
+                "add old 5.5.5.5",
+            ],
+        ),
+        // A new set swapped with the old one: its slot now holds old contents.
+        (
+            &[],
+            &[
+                "create tmp hash:ip",
+                "swap tmp old",
+                "add tmp 6.6.6.6",
+                "del tmp 9.9.9.9",
+            ],
+        ),
+        // Destroyed and created again in the same slot.
+        (
+            &["create new hash:ip"],
+            &["destroy new", "create new hash:ip", "add new 7.7.7.7"],
+        ),
+    ];
+    for (outer, inner) in cases {
+        let mut s = Store::new();
+        apply(&mut s, "create old hash:ip", 0).unwrap();
+        apply(&mut s, "add old 9.9.9.9", 0).unwrap();
+        let before = snapshot(&s);
+        let o = s.begin();
+        for l in outer {
+            apply(&mut s, l, 0).unwrap();
+        }
+        let mid = snapshot(&s);
+        let i = s.begin();
+        for l in inner {
+            apply(&mut s, l, 0).unwrap();
+        }
+        assert_ne!(snapshot(&s), mid, "{inner:?} changes something");
+        s.rollback(i);
+        assert_eq!(snapshot(&s), mid, "inner {inner:?} after {outer:?}");
+        s.rollback(o);
+        assert_eq!(snapshot(&s), before, "outer {outer:?}");
+    }
+}
