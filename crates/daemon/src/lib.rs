@@ -271,6 +271,11 @@ impl Shared {
             m.foreign_changes.get(),
             m.resyncs.get()
         );
+        let _ = writeln!(
+            o,
+            "  ipset reads:       {} answered from sets kept in memory",
+            m.ipset_kept.get()
+        );
         o
     }
 }

@@ -126,6 +126,8 @@ pub struct Metrics {
     /// accept(2) failures that paused the acceptor (out of descriptors …).
     pub accept_errors: Counter,
     pub connections: Counter,
+    /// ipset reads answered from sets kept from earlier reads.
+    pub ipset_kept: Counter,
     pub commit_latency: Histogram,
     pub batch_writes: Histogram,
     ok: Vec<Counter>,
@@ -144,6 +146,7 @@ impl Default for Metrics {
             accept_errors: Counter::default(),
             bad_requests: Counter::default(),
             connections: Counter::default(),
+            ipset_kept: Counter::default(),
             commit_latency: Histogram::new(LATENCY),
             batch_writes: Histogram::new(BATCH),
             ok: OPS.iter().map(|_| Counter::default()).collect(),
@@ -252,6 +255,12 @@ impl Metrics {
             "nfkeeper_connections_total",
             "Client connections accepted.",
             self.connections.get(),
+        );
+        counter(
+            &mut o,
+            "nfkeeper_ipset_kept_reads_total",
+            "ipset reads answered from sets kept since an earlier read (no kernel read).",
+            self.ipset_kept.get(),
         );
         let _ = writeln!(o, "# HELP nfkeeper_ops_total Requests by operation and outcome.\n# TYPE nfkeeper_ops_total counter");
         for (i, k) in OPS.iter().enumerate() {

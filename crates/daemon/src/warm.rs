@@ -94,12 +94,22 @@ impl Source for Warm<'_> {
     ) -> Result<u32, Error> {
         sync(self.sh, st, sock, attempt > 0)?;
         refresh_rewritten_counters(sock, st, writes)?;
-        // ipsets are not kept warm: what each write needs of them (the
-        // sets an ipset command names, the sets rules name) is read per
-        // attempt, as direct mode does. Packet-path updates (`-j SET`)
-        // and expiring members change sets without a netlink event, so a
-        // member kept in memory could not be trusted.
-        st.ipset = keeper::ipset::Sets::default();
+        // What each write needs of the ipsets (the sets an ipset command
+        // names, the sets rules name) is read per attempt, as direct mode
+        // does: packet-path updates (`-j SET`), expiring members and
+        // counters change sets without a netlink event. Only a group of
+        // reads meets the sets an earlier group of reads kept, while the
+        // kernel is still at their generation and all are static
+        // (`keeper::ipset::kept`); what it needs beyond them is read.
+        let reads = writes.iter().all(|w| match &w.work {
+            keeper::txn::Work::Ipset(job) => keeper::ipset::kept::reads_only(job),
+            _ => false,
+        });
+        if attempt == 0 && reads && st.ipset.kept_at == Some(st.genid) {
+            self.sh.metrics.ipset_kept.add(writes.len() as u64);
+        } else {
+            st.ipset = keeper::ipset::Sets::default();
+        }
         let now = keeper::ipset::now();
         for w in writes {
             if let keeper::txn::Work::Ipset(job) = &w.work {

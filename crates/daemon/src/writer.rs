@@ -154,9 +154,19 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
             &writes,
             &mut stats,
         );
-        // ipsets are read per write, not kept warm (see `Warm::prepare`):
-        // what this group read goes now, not at the next write.
-        guard.ipset = keeper::ipset::Sets::default();
+        // ipsets are read per write (see `Warm::prepare`): what this group
+        // read goes now, unless it only read static sets, which answer the
+        // next reads while the kernel stays at this generation.
+        let reads = writes.iter().all(|w| match &w.work {
+            Work::Ipset(job) => keeper::ipset::kept::reads_only(job),
+            _ => false,
+        });
+        let st = &mut *guard;
+        if stats.commits == 0 && reads && keeper::ipset::kept::all_static(&st.ipset, &st.model) {
+            st.ipset.kept_at = Some(st.genid);
+        } else {
+            st.ipset = keeper::ipset::Sets::default();
+        }
         done
     };
 

@@ -166,6 +166,87 @@ fn concurrent_adds_through_the_daemon_all_land() {
     );
 }
 
+/// Reads through the daemon meet sets kept from earlier reads only while
+/// nothing could have changed them: each step runs through the daemon and
+/// says whether its answer came from memory; the answer always equals
+/// direct mode's (members added by another process or by nft behind the
+/// daemon's back are seen at once; a set with timeouts, or one a `-j SET`
+/// rule changes, is always read again).
+#[test]
+fn kept_reads_follow_the_kernel() {
+    let Some(ns) = Ns::new("kept") else { return };
+    let d = Serve::start(&ns, &[]);
+    let none = Path::new("/nonexistent");
+    // (mode, command line, whether the daemon answers from memory)
+    let steps: &[(&str, &str, bool)] = &[
+        ("daemon", "ipset create s hash:ip", false),
+        ("daemon", "ipset add s 10.0.0.1", false),
+        ("daemon", "ipset list s", false),
+        ("daemon", "ipset list s", true),
+        ("daemon", "ipset test s 10.0.0.1", true),
+        ("daemon", "ipset test s 10.0.0.2", true),
+        // Every set is in the kept picture already.
+        ("daemon", "ipset save", true),
+        // Another process adds a member: the generation moved.
+        ("direct", "ipset add s 10.0.0.2", false),
+        ("daemon", "ipset test s 10.0.0.2", false),
+        // The test kept what it probed; the listing reads the rest.
+        ("daemon", "ipset list s", true),
+        // nft, behind every nfkeeper's back.
+        (
+            "nft",
+            "add element inet nfkeeper_ipset s { 10.0.0.3 }",
+            false,
+        ),
+        ("daemon", "ipset list s", false),
+        ("daemon", "ipset list s", true),
+        // A rule that only looks the set up changes nothing.
+        (
+            "daemon",
+            "iptables -A INPUT -m set --match-set s src -j DROP",
+            false,
+        ),
+        ("daemon", "ipset list s", false),
+        ("daemon", "ipset list s", true),
+        // One that adds members from the packet path does.
+        ("daemon", "iptables -A INPUT -j SET --add-set s src", false),
+        ("daemon", "ipset list s", false),
+        ("daemon", "ipset list s", false),
+        ("daemon", "iptables -D INPUT -j SET --add-set s src", false),
+        ("daemon", "ipset list s", false),
+        ("daemon", "ipset list s", true),
+        // Timeouts: never kept.
+        ("daemon", "ipset create t hash:ip timeout 600", false),
+        ("daemon", "ipset list", false),
+        ("daemon", "ipset list", false),
+        ("daemon", "ipset list s", false),
+    ];
+    for (mode, line, kept) in steps {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        let before = d.status_count("ipset reads:");
+        let o = match *mode {
+            "nft" => {
+                let mut c = std::process::Command::new("nsenter");
+                c.arg(ns.path()).arg("nft").args(&args);
+                c.output().expect("nft")
+            }
+            "direct" => ns.run("direct", none, &args, ""),
+            _ => ns.run("daemon", &d.sock, &args, ""),
+        };
+        assert!(
+            o.status.success() || line.contains("test s 10.0.0.2"),
+            "`{line}`: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let after = d.status_count("ipset reads:");
+        assert_eq!(after > before, *kept, "`{line}`: answered from memory?");
+        if *mode == "daemon" && args[0] == "ipset" && matches!(args[1], "list" | "save" | "test") {
+            let want = comparable(&ns.run("direct", none, &args, ""));
+            assert_eq!(comparable(&o), want, "`{line}`: daemon vs direct mode");
+        }
+    }
+}
+
 /// A daemon older than the client refuses the ipset request type: in auto
 /// mode the command runs directly instead (same output as direct mode);
 /// forced daemon mode reports the refusal.

@@ -23,6 +23,7 @@
 //! concurrent change.
 
 pub mod elems;
+pub mod kept;
 pub mod meta;
 pub mod mirror;
 pub mod read;
@@ -77,6 +78,10 @@ pub struct Sets {
     /// Sets of the kernel's own ipset module that rules name, by their
     /// kernel index (see [`rules::prepare`]).
     pub kernel: HashMap<String, u16>,
+    /// The generation this picture describes when a long-lived process
+    /// keeps it for later reads (see [`kept`]): set by whoever read it,
+    /// after a group that committed nothing, when every set is static.
+    pub kept_at: Option<u32>,
 }
 
 impl Default for Sets {
@@ -88,6 +93,7 @@ impl Default for Sets {
             all: false,
             for_rules: false,
             kernel: HashMap::new(),
+            kept_at: None,
         }
     }
 }

@@ -140,6 +140,11 @@ impl Serve {
 
     /// The `commits:` count of the daemon's status.
     pub fn commits(&self) -> u64 {
+        self.status_count("commits:")
+    }
+
+    /// The first number after `label` on a line of the daemon's status.
+    pub fn status_count(&self, label: &str) -> u64 {
         let o = Command::new(BIN)
             .arg("status")
             .env("NFKEEPER_SOCKET", &self.sock)
@@ -147,10 +152,10 @@ impl Serve {
             .unwrap();
         let text = String::from_utf8_lossy(&o.stdout).into_owned();
         text.lines()
-            .find_map(|l| l.trim().strip_prefix("commits:"))
+            .find_map(|l| l.trim().strip_prefix(label))
             .and_then(|r| r.split_whitespace().next())
             .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no commits line in the status:\n{text}"))
+            .unwrap_or_else(|| panic!("no {label} line in the status:\n{text}"))
     }
 }
 
