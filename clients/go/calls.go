@@ -133,6 +133,20 @@ func (c *Client) Restore(ctx context.Context, family Family, payload []byte, opt
 	return err
 }
 
+// Ipset runs one ipset command line, args without argv[0], in the daemon,
+// exactly as `nfkeeper ipset` would: same output, messages and exit code.
+// A non-zero exit is an *ExitError; the Output is returned either way.
+func (c *Client) Ipset(ctx context.Context, args ...string) (*Output, error) {
+	return c.collect(ctx, &proto.Ipset{Args: args})
+}
+
+// IpsetRestore runs `ipset restore` (with global options such as "-exist"
+// in args) on input, as one transaction: every line or none.
+func (c *Client) IpsetRestore(ctx context.Context, input []byte, args ...string) (*Output, error) {
+	req := &proto.Ipset{Args: append(append([]string(nil), args...), "restore"), WithInput: true, Input: input}
+	return c.collect(ctx, req)
+}
+
 // Status returns the daemon's status text.
 func (c *Client) Status(ctx context.Context) (string, error) {
 	o, err := c.collect(ctx, &proto.Status{})

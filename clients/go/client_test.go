@@ -128,6 +128,8 @@ func TestSaveRestoreStatusRequests(t *testing.T) {
 			send(c, proto.Stderr("iptables-restore: line 2 failed\n"), proto.Exit(1))
 		case *proto.Status:
 			send(c, proto.Stdout("serving\n"), proto.Exit(0))
+		case *proto.Ipset:
+			send(c, proto.Stderr("ipset v7.21: The set with the given name does not exist\n"), proto.Exit(1))
 		}
 		return true
 	})
@@ -145,11 +147,21 @@ func TestSaveRestoreStatusRequests(t *testing.T) {
 	if err != nil || st != "serving\n" {
 		t.Fatalf("%q %v", st, err)
 	}
+	o, err := c.Ipset(ctx, "add", "nosuch", "10.0.0.1")
+	var ee *nfk.ExitError
+	if !errors.As(err, &ee) || o.Code != 1 || ee.Stderr != "ipset v7.21: The set with the given name does not exist\n" {
+		t.Fatalf("%+v %v", o, err)
+	}
+	if _, err := c.IpsetRestore(ctx, nil, "-exist"); !errors.As(err, &ee) {
+		t.Fatalf("%v", err)
+	}
 	nat := "nat"
 	want := []proto.Request{
 		&proto.Save{Family: proto.IPv4, Prog: "iptables-save", Counters: true, Table: &nat},
 		&proto.Restore{Family: proto.IPv6, Prog: "ip6tables-restore", Noflush: true, Test: true, Payload: []byte("*filter\nbad\n")},
 		&proto.Status{},
+		&proto.Ipset{Args: []string{"add", "nosuch", "10.0.0.1"}},
+		&proto.Ipset{Args: []string{"-exist", "restore"}, WithInput: true},
 	}
 	for i := range want {
 		a, _ := proto.AppendRequest(nil, got[i])

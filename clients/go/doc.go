@@ -4,8 +4,8 @@
 // its unix socket instead of spawning iptables for every change.
 //
 // A Client sends iptables command lines (Iptables), iptables-save and
-// iptables-restore requests (Save, SaveTo, Restore), status requests
-// (Status) and typed operations (Apply, Run) over the protocol in
+// iptables-restore requests (Save, SaveTo, Restore), ipset command lines
+// (Ipset, IpsetRestore), status requests (Status) and typed operations (Apply, Run) over the protocol in
 // subpackage proto (docs/protocol.md). It is safe for concurrent use and
 // keeps a small pool of connections; every call takes a context whose
 // deadline bounds the round trip and whose cancellation abandons it

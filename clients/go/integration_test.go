@@ -148,6 +148,44 @@ func TestDaemonCommandsSaveRestoreStatus(t *testing.T) {
 	}
 }
 
+// ipset through the daemon: a restore, single commands with ipset's exit
+// codes and messages, and the sets in the kernel as direct mode reads them.
+func TestDaemonIpset(t *testing.T) {
+	c, ns, _ := serve(t)
+	ctx := context.Background()
+	if _, err := c.IpsetRestore(ctx, []byte("create ban hash:ip\nadd ban 10.0.0.1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Ipset(ctx, "add", "ban", "10.0.0.2"); err != nil {
+		t.Fatal(err)
+	}
+	var ee *nfk.ExitError
+	_, err := c.Ipset(ctx, "add", "ban", "10.0.0.2")
+	if !errors.As(err, &ee) || ee.Code != 1 ||
+		ee.Stderr != "ipset v7.21: Element cannot be added to the set: it's already added\n" {
+		t.Fatalf("%v", err)
+	}
+	if _, err := c.Ipset(ctx, "test", "ban", "10.0.0.3"); !errors.As(err, &ee) || ee.Code != 1 {
+		t.Fatalf("%v", err)
+	}
+	_, err = c.IpsetRestore(ctx, []byte("add ban 10.0.0.3\nadd ban bogus\n"))
+	if !errors.As(err, &ee) || !strings.Contains(ee.Stderr, "line 2") {
+		t.Fatalf("a failed restore: %v", err)
+	}
+	want := "create ban hash:ip family inet hashsize 1024 maxelem 65536 bucketsize 12 initval "
+	o, err := c.Ipset(ctx, "save", "ban")
+	if err != nil || !strings.HasPrefix(string(o.Stdout), want) {
+		t.Fatalf("%q %v", o.Stdout, err)
+	}
+	direct, err := nstest.Direct(ns, "ipset", "save", "ban")
+	if err != nil || string(direct) != string(o.Stdout) {
+		t.Fatalf("direct mode reads %q (%v), the daemon %q", direct, err, o.Stdout)
+	}
+	if n := strings.Count(string(o.Stdout), "\nadd ban "); n != 2 {
+		t.Fatalf("%d members, want 2 (nothing of the failed restore):\n%s", n, o.Stdout)
+	}
+}
+
 // 64 goroutines append through one client: every append lands once, each
 // goroutine's rules in its own order.
 func TestDaemonConcurrentAppends(t *testing.T) {

@@ -224,6 +224,8 @@ func DecodeRequest(body []byte) (Request, error) {
 		r = &Status{}
 	case typeOps:
 		r, err = d.ops()
+	case typeIpset:
+		r, err = d.ipset()
 	default:
 		return nil, malformed("unknown request type 0x%02x", ty)
 	}
@@ -292,6 +294,30 @@ func (d *dec) save() (*Save, error) {
 	}
 	if r.Table, err = d.optString("table"); err != nil {
 		return nil, err
+	}
+	return &r, nil
+}
+
+func (d *dec) ipset() (*Ipset, error) {
+	var r Ipset
+	var err error
+	if r.Args, err = d.strings("args"); err != nil {
+		return nil, err
+	}
+	at := d.at
+	tag, err := d.u8("input")
+	if err != nil {
+		return nil, err
+	}
+	switch tag {
+	case 0:
+	case 1:
+		r.WithInput = true
+		if r.Input, err = d.bytes("input"); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, malformed("input at offset %d has option tag %d, not 0 or 1", at, tag)
 	}
 	return &r, nil
 }

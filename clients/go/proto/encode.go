@@ -140,6 +140,17 @@ func AppendRequest(dst []byte, r Request) ([]byte, error) {
 			}
 			return nil
 		})
+	case *Ipset:
+		return frame(dst, typeIpset, func(e *enc) error {
+			e.strings(r.Args)
+			if !r.WithInput {
+				e.u8(0)
+				return nil
+			}
+			e.u8(1)
+			e.bytes(r.Input)
+			return nil
+		})
 	}
 	return dst, fmt.Errorf("unknown request type %T", r)
 }

@@ -36,6 +36,7 @@ const (
 	typeSave      byte = 0x03
 	typeStatus    byte = 0x04
 	typeOps       byte = 0x05
+	typeIpset     byte = 0x06
 	typeStdout    byte = 0x81
 	typeStderr    byte = 0x82
 	typeExit      byte = 0x83
@@ -62,7 +63,7 @@ func (f Family) String() string {
 }
 
 // Request is what a client asks the daemon: one of *Iptables, *Restore,
-// *Save, *Status, *Ops.
+// *Save, *Status, *Ops, *Ipset.
 type Request interface {
 	requestType() byte
 }
@@ -105,11 +106,21 @@ type Ops struct {
 	Ops    []Op
 }
 
+// Ipset is an ipset command line without argv[0]. WithInput says whether
+// Input is sent: restore's input (standard input or -file, read by the
+// client), possibly empty.
+type Ipset struct {
+	Args      []string
+	WithInput bool
+	Input     []byte
+}
+
 func (*Iptables) requestType() byte { return typeIptables }
 func (*Restore) requestType() byte  { return typeRestore }
 func (*Save) requestType() byte     { return typeSave }
 func (*Status) requestType() byte   { return typeStatus }
 func (*Ops) requestType() byte      { return typeOps }
+func (*Ipset) requestType() byte    { return typeIpset }
 
 // OpKind is the kind of a typed operation (wire values 1..=10).
 type OpKind uint8

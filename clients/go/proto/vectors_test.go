@@ -48,6 +48,10 @@ var vectorRequests = map[string]Request{
 	"req-ops-empty-v6": &Ops{Family: IPv6},
 	"req-ops-max-pos": &Ops{Family: IPv6, Ops: []Op{
 		{Kind: OpDeleteNum, Table: "filter", Chain: "INPUT", Pos: math.MaxUint32}}},
+	"req-ipset-add": &Ipset{Args: []string{"add", "ban", "10.0.0.1"}},
+	"req-ipset-restore": &Ipset{Args: []string{"-exist", "restore"}, WithInput: true,
+		Input: []byte("create ban hash:ip\nadd ban 10.0.0.1\n\xff")},
+	"req-ipset-restore-empty-input": &Ipset{Args: []string{"restore"}, WithInput: true},
 }
 
 var vectorReplies = map[string]Reply{

@@ -132,6 +132,27 @@ fn requests() -> Vec<(&'static str, Request)> {
                 ops: vec![Op::delete_num("filter", "INPUT", u32::MAX)],
             },
         ),
+        (
+            "req-ipset-add",
+            Request::Ipset {
+                args: s(&["add", "ban", "10.0.0.1"]),
+                input: None,
+            },
+        ),
+        (
+            "req-ipset-restore",
+            Request::Ipset {
+                args: s(&["-exist", "restore"]),
+                input: Some(b"create ban hash:ip\nadd ban 10.0.0.1\n\xff".to_vec()),
+            },
+        ),
+        (
+            "req-ipset-restore-empty-input",
+            Request::Ipset {
+                args: s(&["restore"]),
+                input: Some(vec![]),
+            },
+        ),
     ]
 }
 
@@ -238,6 +259,8 @@ fn bad_requests() -> Vec<(&'static str, Vec<u8>)> {
             "badreq-truncated-payload",
             b(2, &[4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, b'x']),
         ),
+        ("badreq-ipset-input-tag-2", b(6, &[0, 0, 0, 0, 2])),
+        ("badreq-ipset-no-input-tag", b(6, &[0, 0, 0, 0])),
         (
             "badreq-surrogate",
             b(1, &[4, 0, 0, 0, 3, 0xed, 0xa0, 0x80, 0, 0, 0, 0]),
