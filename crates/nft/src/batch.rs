@@ -90,6 +90,21 @@ pub struct Batch {
     /// Some message leaves objects to the kernel's deferred destruction
     /// (see [`Batch::defers_destruction`]).
     frees: bool,
+    /// The last message, while [`Batch::add_elems`] may add elements to it.
+    open: Option<OpenList>,
+}
+
+/// A NEWSETELEM message at the end of the buffer that more elements of
+/// the same set, for the same tag, may join.
+struct OpenList {
+    /// Offsets of the message and of its `ELEMENTS` nest in `buf`.
+    msg: usize,
+    nest: usize,
+    seq: u32,
+    tag: Tag,
+    family: crate::Family,
+    table: String,
+    set: String,
 }
 
 impl Batch {
@@ -117,6 +132,7 @@ impl Batch {
             tags: Vec::new(),
             ended: false,
             frees: false,
+            open: None,
         }
     }
 
@@ -127,6 +143,7 @@ impl Batch {
     /// [`Batch::finish`].
     pub fn push<O: Object>(&mut self, msg: u16, flags: u16, obj: &O, tag: Tag) -> u32 {
         assert!(!self.ended, "batch already finished");
+        self.open = None;
         self.frees |= defers_destruction(msg, flags);
         let first = self.next_seq();
         let mut from = Some(0);
@@ -151,6 +168,59 @@ impl Batch {
     /// elements). For rules use [`Batch::add_rule`].
     pub fn add<O: Object>(&mut self, obj: &O, tag: Tag) -> u32 {
         self.push(O::NEW, NLM_F_CREATE, obj, tag)
+    }
+
+    /// As [`Batch::add`] for set elements, joining the previous message
+    /// when it was made here for the same set and tag and the elements fit
+    /// in its nest: a run of one-member adds (an `ipset restore`) becomes
+    /// a few large messages instead of one per member, which the kernel
+    /// handles with one table and set lookup each. Returns the sequence
+    /// number of the message holding the first element (a refusal of a
+    /// joined message names the first write that went into it).
+    pub fn add_elems(&mut self, es: &crate::SetElems, tag: Tag) -> u32 {
+        assert!(!self.ended, "batch already finished");
+        if let Some(o) = &self.open {
+            let same = o.tag == tag
+                && o.family == es.family
+                && o.table == es.table
+                && o.set == es.set
+                && es.set_id.is_none();
+            if same && es.emit_more(&mut Writer::new(&mut self.buf), o.msg, o.nest) {
+                return o.seq;
+            }
+        }
+        let seq = self.next_seq();
+        let at = self.buf.len();
+        let mut w = Writer::new(&mut self.buf);
+        let m = w.begin_msg(
+            nft_type(msg::NEWSETELEM),
+            NLM_F_REQUEST | NLM_F_CREATE,
+            seq,
+            es.family as u8,
+            0,
+        );
+        let (next, nest) = es.emit_part(&mut w, 0);
+        w.end_msg(m);
+        self.tags.push(tag);
+        self.open = None;
+        if next < es.elems.len() {
+            // More than one message's worth: the rest as `push` splits it.
+            let mut rest =
+                crate::SetElems::new(es.family, &es.table, &es.set, es.elems[next..].to_vec());
+            rest.set_id = es.set_id;
+            self.push(msg::NEWSETELEM, NLM_F_CREATE, &rest, tag);
+        } else if let (Some(nest), None) = (nest, es.set_id) {
+            self.open = Some(OpenList {
+                msg: at,
+                nest,
+                seq,
+                tag,
+                family: es.family,
+                table: es.table.clone(),
+                set: es.set.clone(),
+            });
+        }
+        seq
     }
 
     /// Creates `obj`, failing with `EEXIST` if it exists.
@@ -224,6 +294,15 @@ impl Batch {
         assert!(!self.ended, "batch already finished");
         self.buf.truncate(mark.bytes);
         self.tags.truncate(mark.msgs);
+        // Elements that joined a message older than the mark are cut off
+        // with the rest: that message ends at the mark again.
+        if let Some(o) = self.open.take() {
+            if o.msg < mark.bytes {
+                let mut w = Writer::new(&mut self.buf);
+                w.end_nest(o.nest);
+                w.end_msg(o.msg);
+            }
+        }
     }
 
     /// Closes the batch (idempotent) and returns its bytes.
@@ -408,6 +487,101 @@ mod tests {
                 want,
                 "msg {m} flags {flags:#x}"
             );
+        }
+    }
+
+    /// `add_elems` joins the previous message only when it was made by
+    /// `add_elems` for the same set and tag; the messages decode to the
+    /// elements given, in order.
+    #[test]
+    fn element_adds_join_the_previous_message() {
+        use crate::{Family, Object, SetElem, SetElems};
+        let es = |set: &str, keys: &[u8]| {
+            let elems = keys.iter().map(|k| SetElem::key(&[*k; 4])).collect();
+            SetElems::new(Family::Inet, "t", set, elems)
+        };
+        enum Step {
+            Add(&'static str, Tag, &'static [u8]),
+            Table,
+            Mark,
+            Truncate,
+        }
+        use Step::*;
+        // (steps, per message between begin and end: (set, keys); "" for
+        // a table)
+        let cases: Vec<(Vec<Step>, Vec<(&str, Vec<u8>)>)> = vec![
+            (
+                vec![Add("s", 0, &[1]), Add("s", 0, &[2]), Add("s", 0, &[3, 4])],
+                vec![("s", vec![1, 2, 3, 4])],
+            ),
+            (
+                vec![Add("s", 0, &[1]), Add("u", 0, &[2]), Add("s", 0, &[3])],
+                vec![("s", vec![1]), ("u", vec![2]), ("s", vec![3])],
+            ),
+            (
+                vec![Add("s", 0, &[1]), Add("s", 1, &[2])],
+                vec![("s", vec![1]), ("s", vec![2])],
+            ),
+            (
+                vec![Add("s", 0, &[1]), Table, Add("s", 0, &[2])],
+                vec![("s", vec![1]), ("", vec![]), ("s", vec![2])],
+            ),
+            // Cutting back to a mark cuts what joined after it.
+            (
+                vec![
+                    Add("s", 0, &[1]),
+                    Mark,
+                    Add("s", 0, &[2]),
+                    Truncate,
+                    Add("s", 0, &[3]),
+                ],
+                vec![("s", vec![1]), ("s", vec![3])],
+            ),
+            (
+                vec![
+                    Mark,
+                    Add("s", 0, &[1]),
+                    Add("s", 0, &[2]),
+                    Truncate,
+                    Add("s", 0, &[3]),
+                ],
+                vec![("s", vec![3])],
+            ),
+        ];
+        for (steps, want) in cases {
+            let mut b = Batch::new(1, None);
+            let mut mark = b.mark();
+            for st in &steps {
+                match st {
+                    Add(set, tag, keys) => {
+                        b.add_elems(&es(set, keys), *tag);
+                    }
+                    Table => {
+                        b.add(&crate::Table::new(Family::Inet, "t"), 0);
+                    }
+                    Mark => mark = b.mark(),
+                    Truncate => b.truncate(mark),
+                }
+            }
+            let bytes = b.finish().to_vec();
+            let msgs: Vec<_> = crate::netlink::Msgs::new(&bytes)
+                .map(|m| m.unwrap())
+                .collect();
+            assert_eq!(msgs.len(), want.len() + 2, "{want:?}");
+            for (m, (set, keys)) in msgs[1..msgs.len() - 1].iter().zip(&want) {
+                if set.is_empty() {
+                    continue;
+                }
+                let nf = m.nf().unwrap();
+                let got = SetElems::parse(Family::Inet, nf.attrs).unwrap();
+                assert_eq!(got.set, *set);
+                let got: Vec<u8> = got
+                    .elems
+                    .iter()
+                    .map(|e| e.key.as_ref().unwrap()[0])
+                    .collect();
+                assert_eq!(&got, keys, "{want:?}");
+            }
         }
     }
 

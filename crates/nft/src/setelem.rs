@@ -132,18 +132,19 @@ impl SetElems {
 
 /// Largest `NFTA_SET_ELEM_LIST_ELEMENTS` nest a message gets, bytes (the
 /// attribute length field is 16 bits).
-const MAX_NEST: usize = 60 * 1024;
+pub(crate) const MAX_NEST: usize = 60 * 1024;
 
 impl SetElems {
     /// Writes the list attributes and as many elements from `from` as fit in
     /// one `ELEMENTS` nest; returns the index of the first element not
-    /// written (`elems.len()` when all fit).
-    pub(crate) fn emit_part(&self, w: &mut Writer, from: usize) -> usize {
+    /// written (`elems.len()` when all fit) and the nest's offset (the
+    /// message's last attribute; `None` without elements).
+    pub(crate) fn emit_part(&self, w: &mut Writer, from: usize) -> (usize, Option<usize>) {
         w.put_str(LIST_TABLE, &self.table);
         w.put_str(LIST_SET, &self.set);
         w.opt_be32(LIST_SET_ID, self.set_id);
         if self.elems.is_empty() {
-            return 0;
+            return (0, None);
         }
         let n = w.begin_nest(LIST_ELEMENTS);
         let mut i = from;
@@ -157,7 +158,25 @@ impl SetElems {
             i += 1;
         }
         w.end_nest(n);
-        i
+        (i, Some(n))
+    }
+
+    /// Appends every element to the `ELEMENTS` nest at `nest`, the last
+    /// attribute of the message at `msg` (which ends the buffer): the nest
+    /// and the message lengths are patched. False, leaving the buffer as
+    /// it was, when they would not all fit within [`MAX_NEST`].
+    pub(crate) fn emit_more(&self, w: &mut Writer, msg: usize, nest: usize) -> bool {
+        let mark = w.buf.len();
+        for e in &self.elems {
+            e.emit(w);
+            if w.nest_len(nest) > MAX_NEST {
+                w.buf.truncate(mark);
+                return false;
+            }
+        }
+        w.end_nest(nest);
+        w.end_msg(msg);
+        true
     }
 }
 
@@ -174,7 +193,7 @@ impl Object for SetElems {
     /// elements. [`crate::Batch`] splits long lists over several messages
     /// instead (see [`Object::emit_split`]).
     fn emit(&self, w: &mut Writer) {
-        let end = self.emit_part(w, 0);
+        let (end, _) = self.emit_part(w, 0);
         assert!(
             end == self.elems.len(),
             "set element list too large for one message"
@@ -182,7 +201,7 @@ impl Object for SetElems {
     }
 
     fn emit_split(&self, w: &mut Writer, from: usize) -> Option<usize> {
-        let next = self.emit_part(w, from);
+        let (next, _) = self.emit_part(w, from);
         (next < self.elems.len()).then_some(next)
     }
 

@@ -274,10 +274,12 @@ impl Mirror for KernelMirror<'_> {
         self.mark(Intent::Add);
         let spec = set_spec(h).map_err(refused)?;
         let es = SetElems::new(FAMILY, TABLE, set, self.elems(&spec, h, entries, true)?);
-        self.p.batch.add(&es, self.tag);
+        // Consecutive adds to one set (a restore's member lines) share
+        // messages; a refusal then names the first line of its message.
+        self.p.batch.add_elems(&es, self.tag);
         for (fam, t, cspec) in self.copies(set) {
             let es = SetElems::new(fam, &t, set, self.elems(&cspec, h, entries, false)?);
-            self.p.batch.add(&es, self.tag);
+            self.p.batch.add_elems(&es, self.tag);
         }
         Ok(())
     }
