@@ -17,6 +17,7 @@ use ruleset::{Family, TableKind};
 use std::io::{self, Read, Write as _};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Request bytes held by all connections together: beyond this a request
@@ -135,7 +136,8 @@ impl<'a> FrameWriter<'a> {
 
     fn flush_frame(&mut self) -> io::Result<()> {
         if !self.buf.is_empty() {
-            proto::write_reply(self.s, &Reply::Stdout(std::mem::take(&mut self.buf)))?;
+            proto::write_stdout(self.s, &self.buf)?;
+            self.buf.clear();
         }
         Ok(())
     }
@@ -161,13 +163,23 @@ impl<'a> FrameWriter<'a> {
 
 impl io::Write for FrameWriter<'_> {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(b);
-        if self.buf.len() >= CHUNK {
-            if let Err(e) = self.flush_frame() {
-                let kind = e.kind();
-                self.failed = Some(e);
-                return Err(io::Error::from(kind));
+        // A large write goes out as its own frame, uncopied (a saved table
+        // of a million rules is one write of its kept text).
+        let r = if b.len() >= CHUNK {
+            self.flush_frame()
+                .and_then(|()| proto::write_stdout(self.s, b))
+        } else {
+            self.buf.extend_from_slice(b);
+            if self.buf.len() >= CHUNK {
+                self.flush_frame()
+            } else {
+                Ok(())
             }
+        };
+        if let Err(e) = r {
+            let kind = e.kind();
+            self.failed = Some(e);
+            return Err(io::Error::from(kind));
         }
         Ok(b.len())
     }
@@ -227,6 +239,36 @@ struct Front<'a> {
 }
 
 impl Front<'_> {
+    /// The save text of table `kind` (no counters) of the model `st`: kept
+    /// per table with the generation it was printed at, since the model
+    /// of a table changes only with the generation (a commit of ours or a
+    /// re-read after someone else's). O(rules) on the first save at a
+    /// generation, a copy after.
+    fn table_text(&self, st: &keeper::State, kind: TableKind) -> Arc<String> {
+        let key = (self.family, kind);
+        let kept = self
+            .sh
+            .save_texts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        if let Some((g, text)) = kept {
+            if g == st.genid {
+                return text;
+            }
+        }
+        let mut table = String::new();
+        iptables::exec::save_table(st.model.table(self.family, kind), false, &mut table);
+        let text = Arc::new(table);
+        self.sh
+            .save_texts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, (st.genid, text.clone()));
+        text
+    }
+
     /// Live counters are the kernel's: a direct session reads them.
     fn direct(&mut self) -> Result<keeper::Session, iptables::Error> {
         keeper::Session::open(self.family, self.sh.cfg.settings).map_err(|e| e.to_iptables())
@@ -294,13 +336,12 @@ impl Backend for Front<'_> {
                 continue;
             }
             let counters = live.policy_counters(kind).map_err(|e| e.to_iptables())?;
-            let mut table = String::new();
-            iptables::exec::save_table(st.model.table(self.family, kind), false, &mut table);
-            let mut text = generated_line(prog);
-            text.push_str(&keeper::snapshot::save_text(&table, &counters));
-            text.push_str(&completed_line());
-            out.write_all(text.as_bytes())
-                .map_err(|e| iptables::Error::other(format!("writing the output: {e}")))?;
+            let table = self.table_text(&st, kind);
+            let written = out
+                .write_all(generated_line(prog).as_bytes())
+                .and_then(|()| keeper::snapshot::write_save_text(&table, &counters, out))
+                .and_then(|()| out.write_all(completed_line().as_bytes()));
+            written.map_err(|e| iptables::Error::other(format!("writing the output: {e}")))?;
             self.warnings.extend(st.foreign_warnings(self.family, kind));
         }
         Ok(())

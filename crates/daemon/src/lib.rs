@@ -139,6 +139,11 @@ pub struct Shared {
     /// model is loaded). Whoever holds it is the writer: the writer
     /// thread, or a connection thread committing inline when idle.
     kernel: Mutex<Option<nft::Socket>>,
+    /// iptables-save text of each table (without counters) as the model
+    /// had it at a generation: repeated saves of an unchanged table are a
+    /// copy, not a walk over every rule (see `conn::Front::save`).
+    pub save_texts:
+        Mutex<std::collections::HashMap<(ruleset::Family, ruleset::TableKind), (u32, Arc<String>)>>,
 }
 
 /// The kernel socket, held (see [`Shared::kernel_socket`]).
@@ -390,6 +395,7 @@ pub fn start(
         clients: AtomicUsize::new(0),
         readers_waiting: AtomicUsize::new(0),
         kernel: Mutex::new(None),
+        save_texts: Mutex::new(std::collections::HashMap::new()),
     });
     // Events first, then the read: a change after the read is then seen.
     if sh.coherence.watch_with(events) {

@@ -17,7 +17,7 @@ mod wire;
 
 pub use wire::{
     decode_reply, decode_request, encode_reply, encode_request, read_frame, read_reply,
-    read_request, write_reply, write_request,
+    read_request, write_reply, write_request, write_stdout,
 };
 
 use std::fmt;

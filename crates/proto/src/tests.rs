@@ -558,3 +558,17 @@ fn error_texts() {
         assert_eq!(e.to_string(), want);
     }
 }
+
+/// `write_stdout` writes exactly the frame `write_reply` writes for the
+/// same bytes, at every size around the head.
+#[test]
+fn stdout_frames_written_without_a_copy_equal_encoded_ones() {
+    for n in [0usize, 1, 3, 4, 5, 1000, 1 << 16] {
+        let data: Vec<u8> = (0..n).map(|i| i as u8).collect();
+        let mut a = Vec::new();
+        write_stdout(&mut a, &data).unwrap();
+        let mut b = Vec::new();
+        write_reply(&mut b, &Reply::Stdout(data)).unwrap();
+        assert_eq!(a, b, "{n} bytes");
+    }
+}

@@ -354,6 +354,25 @@ pub fn spec_text(save: &str, chain: Option<&str>, num: Option<usize>) -> Option<
 
 /// The save text with the policy counters `live` (chain name → `[p:b]`)
 /// in its chain lines.
+/// [`save_text`] written to `out`: the chain lines with their counters,
+/// then the rest of `save` in one write (no copy of the rules' text).
+pub fn write_save_text(
+    save: &str,
+    live: &[(String, ruleset::Counters)],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    // The table line and chain lines come first; the rules follow.
+    let mut head_end = 0;
+    for line in save.split_inclusive('\n') {
+        if !(line.starts_with(':') || line.starts_with('*')) {
+            break;
+        }
+        head_end += line.len();
+    }
+    out.write_all(save_text(&save[..head_end], live).as_bytes())?;
+    out.write_all(save[head_end..].as_bytes())
+}
+
 pub fn save_text(save: &str, live: &[(String, ruleset::Counters)]) -> String {
     let mut out = String::with_capacity(save.len() + 64);
     for line in save.lines() {
@@ -376,6 +395,35 @@ mod tests {
     use super::*;
 
     const SAVE: &str = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:web - [0:0]\n-A INPUT -j web\n-A web -s 10.0.0.1/32 -j ACCEPT\n-A web -s 10.0.0.2/32 -j ACCEPT\nCOMMIT\n";
+
+    /// Streaming the save text with counters writes what `save_text`
+    /// returns, whatever the chains and counters.
+    #[test]
+    fn written_save_text_equals_the_built_one() {
+        let c = |packets, bytes| ruleset::Counters { packets, bytes };
+        let saves = [
+            SAVE,
+            "*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n",
+            "*raw\nCOMMIT\n",
+            "",
+        ];
+        let lives: [Vec<(String, ruleset::Counters)>; 3] = [
+            vec![],
+            vec![("INPUT".into(), c(5, 600))],
+            vec![("FORWARD".into(), c(1, 2)), ("PREROUTING".into(), c(3, 4))],
+        ];
+        for save in saves {
+            for live in &lives {
+                let mut out = Vec::new();
+                write_save_text(save, live, &mut out).unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    save_text(save, live),
+                    "{save:?} {live:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn spec_listings_from_a_snapshot() {
