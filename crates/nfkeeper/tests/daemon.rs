@@ -145,6 +145,115 @@ fn concurrent_clients_equal_a_serial_replay() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Reads the daemon answers from a table's kept text (`iptables-save`,
+/// `-S`, `-S CHAIN`, `-S CHAIN N`) show a change nft made behind its back
+/// once its events are in: each read kind is made before the change (so
+/// its text is kept) and after it.
+#[test]
+fn kept_read_texts_follow_foreign_changes() {
+    let Some(ns) = Ns::new("kepttext") else {
+        return;
+    };
+    let d = Serve::start(&ns, &[]);
+    let run = |mode: &str, line: &str| {
+        let a: Vec<&str> = line.split_whitespace().collect();
+        ns.run(mode, &d.sock, &a, "")
+    };
+    for i in 1..=3 {
+        let o = run(
+            "daemon",
+            &format!("iptables -A INPUT -s 10.0.0.{i} -j ACCEPT"),
+        );
+        assert!(o.status.success());
+    }
+    let reads = [
+        "iptables-save",
+        "iptables -S",
+        "iptables -S INPUT",
+        "iptables -S INPUT 3",
+    ];
+    for r in reads {
+        let o = run("daemon", r);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("10.0.0.3"),
+            "{r}"
+        );
+    }
+    // nft deletes the last rule (by its handle) behind the daemon's back.
+    let list = Command::new("nsenter")
+        .arg(ns.path())
+        .args([
+            "nft",
+            "-a",
+            "list",
+            "chain",
+            "ip",
+            "nfkeeper_filter",
+            "INPUT",
+        ])
+        .output()
+        .expect("nft");
+    let text = String::from_utf8_lossy(&list.stdout);
+    let Some(handle) = text
+        .lines()
+        .filter_map(|l| {
+            l.rsplit_once("# handle ")
+                .map(|(_, h)| h.trim().to_string())
+        })
+        .last()
+    else {
+        eprintln!("SKIP: no nft listing with handles: {text}");
+        return;
+    };
+    let del = Command::new("nsenter")
+        .arg(ns.path())
+        .args([
+            "nft",
+            "delete",
+            "rule",
+            "ip",
+            "nfkeeper_filter",
+            "INPUT",
+            "handle",
+            &handle,
+        ])
+        .status()
+        .expect("nft");
+    assert!(del.success());
+    for r in reads {
+        let mut out = String::new();
+        for _ in 0..100 {
+            let o = run("daemon", r);
+            out = String::from_utf8_lossy(&o.stdout).into_owned();
+            if !out.contains("10.0.0.3") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if r.ends_with(" 3") {
+            assert!(out.is_empty(), "{r}: {out}");
+        } else {
+            assert!(
+                !out.contains("10.0.0.3") && out.contains("10.0.0.2"),
+                "{r}: {out}"
+            );
+        }
+        let direct = run("direct", r);
+        let same = |b: &[u8]| {
+            String::from_utf8_lossy(b)
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(
+            same(out.as_bytes()),
+            same(&direct.stdout),
+            "{r}: daemon vs direct mode"
+        );
+    }
+}
+
 #[test]
 fn foreign_changes_are_seen_kept_and_shown() {
     let Some(ns) = Ns::new("foreign") else { return };

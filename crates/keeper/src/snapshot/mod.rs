@@ -352,8 +352,6 @@ pub fn spec_text(save: &str, chain: Option<&str>, num: Option<usize>) -> Option<
     found.then_some(out)
 }
 
-/// The save text with the policy counters `live` (chain name → `[p:b]`)
-/// in its chain lines.
 /// [`save_text`] written to `out`: the chain lines with their counters,
 /// then the rest of `save` in one write (no copy of the rules' text).
 pub fn write_save_text(
@@ -373,6 +371,8 @@ pub fn write_save_text(
     out.write_all(save[head_end..].as_bytes())
 }
 
+/// The save text with the policy counters `live` (chain name → `[p:b]`)
+/// in its chain lines.
 pub fn save_text(save: &str, live: &[(String, ruleset::Counters)]) -> String {
     let mut out = String::with_capacity(save.len() + 64);
     for line in save.lines() {
