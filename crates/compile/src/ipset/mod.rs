@@ -246,22 +246,42 @@ pub struct ElemKey {
     pub end: Option<Vec<u8>>,
 }
 
-fn addr_range(n: &Net) -> (Vec<u8>, Vec<u8>) {
+/// The bytes of one key field (at most 16: an IPv6 address, an interface
+/// name), kept on the stack: a restore builds a key per member.
+#[derive(Clone, Copy)]
+struct Part {
+    b: [u8; 16],
+    n: usize,
+}
+
+impl Part {
+    fn of(s: &[u8]) -> Part {
+        let mut b = [0; 16];
+        b[..s.len()].copy_from_slice(s);
+        Part { b, n: s.len() }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.b[..self.n]
+    }
+}
+
+fn addr_range(n: &Net) -> (Part, Part) {
     match n.addr {
         IpAddr::V4(a) => {
             let v = u32::from(a);
             let m = addr::mask4(n.prefix);
             (
-                (v & m).to_be_bytes().to_vec(),
-                (v | !m).to_be_bytes().to_vec(),
+                Part::of(&(v & m).to_be_bytes()),
+                Part::of(&(v | !m).to_be_bytes()),
             )
         }
         IpAddr::V6(a) => {
             let v = u128::from(a);
             let m = addr::mask6(n.prefix);
             (
-                (v & m).to_be_bytes().to_vec(),
-                (v | !m).to_be_bytes().to_vec(),
+                Part::of(&(v & m).to_be_bytes()),
+                Part::of(&(v | !m).to_be_bytes()),
             )
         }
     }
@@ -282,10 +302,19 @@ pub fn element_key(spec: &SetSpec, h: &Header, e: &Entry) -> Result<ElemKey, Err
             h.ty.name()
         ))
     };
-    let mut start = Vec::new();
-    let mut end = Vec::new();
-    let mut addrs = [k.ip.as_ref(), k.ip2.as_ref()].into_iter().flatten();
     let pad = spec.is_concat();
+    let width = |f: &Field| {
+        let b = if pad {
+            f.bytes().div_ceil(4) * 4
+        } else {
+            f.bytes()
+        };
+        b as usize
+    };
+    let total: usize = spec.fields.iter().map(width).sum();
+    let mut start = Vec::with_capacity(total);
+    let mut end = Vec::with_capacity(if spec.interval { total } else { 0 });
+    let mut addrs = [k.ip.as_ref(), k.ip2.as_ref()].into_iter().flatten();
     for f in &spec.fields {
         let (lo, hi) = match f {
             Field::Ipv4Addr | Field::Ipv6Addr => {
@@ -294,22 +323,22 @@ pub fn element_key(spec: &SetSpec, h: &Header, e: &Entry) -> Result<ElemKey, Err
             }
             Field::InetProto => {
                 let p = k.port.ok_or_else(missing)?;
-                (vec![p.proto], vec![p.proto])
+                (Part::of(&[p.proto]), Part::of(&[p.proto]))
             }
             Field::InetService => {
                 let p = k.port.ok_or_else(missing)?;
-                let b = p.port.to_be_bytes().to_vec();
-                (b.clone(), b)
+                let b = Part::of(&p.port.to_be_bytes());
+                (b, b)
             }
             Field::EtherAddr => {
                 let m = k.mac.ok_or_else(|| {
                     refuse("Element without MAC address cannot be stored in an nftables set keyed by ether_addr")
                 })?;
-                (m.to_vec(), m.to_vec())
+                (Part::of(&m), Part::of(&m))
             }
             Field::Mark => {
-                let m = k.mark.ok_or_else(missing)?.to_ne_bytes().to_vec();
-                (m.clone(), m)
+                let m = Part::of(&k.mark.ok_or_else(missing)?.to_ne_bytes());
+                (m, m)
             }
             Field::Ifname => {
                 let i = k.iface.as_ref().ok_or_else(missing)?;
@@ -318,24 +347,22 @@ pub fn element_key(spec: &SetSpec, h: &Header, e: &Entry) -> Result<ElemKey, Err
                         "Element option physdev is not supported: nftables has no bridge port name key",
                     ));
                 }
-                let mut lo = vec![0u8; 16];
-                lo[..i.name.len()].copy_from_slice(i.name.as_bytes());
-                let mut hi = lo.clone();
+                let mut lo = Part::of(i.name.as_bytes());
+                lo.n = 16;
+                let mut hi = lo;
                 if e.wildcard {
-                    hi[i.name.len()..].fill(0xff);
+                    hi.b[i.name.len()..].fill(0xff);
                 }
                 (lo, hi)
             }
         };
-        let w = if pad {
-            f.bytes().div_ceil(4) * 4
-        } else {
-            f.bytes()
-        } as usize;
-        for (dst, src) in [(&mut start, lo), (&mut end, hi)] {
-            let at = dst.len();
-            dst.extend_from_slice(&src);
-            dst.resize(at + w, 0);
+        let w = width(f);
+        let at = start.len();
+        start.extend_from_slice(lo.bytes());
+        start.resize(at + w, 0);
+        if spec.interval {
+            end.extend_from_slice(hi.bytes());
+            end.resize(at + w, 0);
         }
     }
     Ok(ElemKey {

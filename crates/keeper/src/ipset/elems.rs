@@ -80,19 +80,25 @@ pub fn to_elems(
     values: Option<&Values>,
 ) -> Result<Vec<SetElem>, ipset::Error> {
     let k = element_key(spec, h, e)?;
-    let mut first = SetElem::key(&k.start);
-    if let Some(v) = values {
-        first.timeout = v.timeout;
-        if let Some((packets, bytes)) = v.counters {
-            first.exprs = vec![Expr::Counter { bytes, packets }];
+    let with_values = |mut el: SetElem| {
+        if let Some(v) = values {
+            el.timeout = v.timeout;
+            if let Some((packets, bytes)) = v.counters {
+                el.exprs = vec![Expr::Counter { bytes, packets }];
+            }
+            el.userdata = v.comment.as_deref().map(meta::encode_comment);
         }
-        first.userdata = v.comment.as_deref().map(meta::encode_comment);
-    }
+        el
+    };
     if !split_interval(spec) {
-        first.key_end = k.end;
-        return Ok(vec![first]);
+        // The key moves into the element (a restore makes one per member).
+        return Ok(vec![with_values(SetElem {
+            key: Some(k.start),
+            key_end: k.end,
+            ..SetElem::default()
+        })]);
     }
-    let mut out = vec![first];
+    let mut out = vec![with_values(SetElem::key(&k.start))];
     let end = k.end.as_deref().unwrap_or(&k.start);
     if let Some(next) = increment(end) {
         let mut marker = SetElem::key(&next);
