@@ -4,9 +4,9 @@
 use crate::read::Scope;
 use iptables::parse::restore::words;
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
+use ruleset::hash::FxSet;
 use ruleset::{Family, TableKind};
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 /// What a command must read. Commands on the raw table read it whole (see
 /// below). `-F` of every chain reads nothing (one rule
@@ -144,9 +144,9 @@ struct Acc {
     names: Vec<String>,
     rules_of: Vec<String>,
     targets: Vec<String>,
-    seen_names: HashSet<String>,
-    seen_rules: HashSet<String>,
-    seen_targets: HashSet<String>,
+    seen_names: FxSet<String>,
+    seen_rules: FxSet<String>,
+    seen_targets: FxSet<String>,
 }
 
 impl Acc {

@@ -74,7 +74,9 @@ pub struct KernelView {
 }
 
 /// Rules by chain, then canonical text (see [`crate::read::Snapshot::texts`]).
-pub type ChainTexts = HashMap<String, HashMap<String, RuleId>>;
+///
+/// Fx-hashed: a kube-proxy sync looks up thousands of ~130-byte texts.
+pub type ChainTexts = HashMap<String, ruleset::hash::FxMap<String, RuleId>>;
 
 /// Which chains of one table a read saw whole.
 #[derive(Debug, Default)]

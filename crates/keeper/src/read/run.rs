@@ -105,8 +105,9 @@ pub(super) fn read_run(
                             m.insert(text, id);
                         }
                         None => {
-                            snap.texts
-                                .insert(rr.chain.to_string(), HashMap::from([(text, id)]));
+                            let mut m = ruleset::hash::FxMap::default();
+                            m.insert(text, id);
+                            snap.texts.insert(rr.chain.to_string(), m);
                         }
                     }
                 }
