@@ -242,6 +242,61 @@ pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, 
     out
 }
 
+/// Chains of a `--noflush` restore whose old rules the planner never
+/// needs to see parsed, per table: user chains declared (`:CHAIN`) before
+/// any command line of a table whose only commands are appends (`-A`, as
+/// kube-proxy's syncs are), the table named once. Such a chain is flushed
+/// before anything reads it, and a line that repeats an old rule's text
+/// takes that rule, so its rules can be read unparsed (see
+/// `crate::read::Snapshot::lazy`); anything else reads them as before.
+/// O(input).
+pub fn restore_lazy_chains(input: &str, only: Option<TableKind>) -> Vec<(TableKind, Vec<String>)> {
+    let mut out: Vec<(TableKind, Vec<String>)> = Vec::new();
+    let mut bad: Vec<TableKind> = Vec::new();
+    let mut cur: Option<(TableKind, bool)> = None;
+    for line in input.lines() {
+        let line = line.trim_start();
+        if let Some(t) = line.strip_prefix('*') {
+            cur = TableKind::from_name(t.trim())
+                .filter(|k| only.is_none_or(|o| o == *k))
+                .map(|k| (k, true));
+            if let Some((k, _)) = cur {
+                if out.iter().any(|(x, _)| *x == k) {
+                    bad.push(k);
+                } else {
+                    out.push((k, Vec::new()));
+                }
+            }
+            continue;
+        }
+        let Some((kind, header)) = cur.as_mut() else {
+            continue;
+        };
+        if line.is_empty() || line.starts_with('#') || line.starts_with("COMMIT") {
+            continue;
+        }
+        if let Some(decl) = line.strip_prefix(':') {
+            let name = decl.split_ascii_whitespace().next().unwrap_or("");
+            if *header && !kind.builtin_chains().contains(&name) {
+                if let Some((_, v)) = out.iter_mut().find(|(x, _)| x == kind) {
+                    v.push(name.to_string());
+                }
+            }
+            continue;
+        }
+        *header = false;
+        let body = match line.strip_prefix('[') {
+            Some(rest) => rest.split_once(']').map_or("", |(_, b)| b).trim_start(),
+            None => line,
+        };
+        if !(body.starts_with("-A ") || body.starts_with("--append ")) {
+            bad.push(*kind);
+        }
+    }
+    out.retain(|(k, v)| !bad.contains(k) && !v.is_empty());
+    out
+}
+
 /// The tables a restore's input names (`*table` lines), in order, once
 /// each; with `only` (`-T`), that one if named.
 pub fn restore_tables(input: &str, only: Option<TableKind>) -> Vec<TableKind> {

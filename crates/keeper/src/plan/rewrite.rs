@@ -281,6 +281,14 @@ impl Planner<'_> {
         Some(body)
     }
 
+    /// The rule `text` (a canonical text, after `-A chain`) parses to: a
+    /// stand-in's body (see [`crate::read::Snapshot::lazy`]).
+    fn parse_text(&self, kind: TableKind, chain: &str, text: &str) -> Result<Rule, Error> {
+        crate::read::parse_body(self.family, kind, chain, text).ok_or_else(|| {
+            Error::other(format!("rule text of chain {chain} does not parse: {text}"))
+        })
+    }
+
     /// Whether the flush of `chain` may be deferred: the model holds all
     /// of its kernel rules, each located (by handle, or as a run member).
     fn can_defer(&self, kind: TableKind, t: &Table<Rule>, chain: &str) -> bool {
@@ -343,7 +351,7 @@ impl Planner<'_> {
         kind: TableKind,
         t: &mut Table<Rule>,
         chain: &str,
-        d: Deferred,
+        mut d: Deferred,
     ) -> Result<(), Error> {
         let olds: Vec<Old> = d
             .old
@@ -357,7 +365,16 @@ impl Planner<'_> {
         // they were read for this plan.
         let stale_counters = self.opts.whole_model && !self.view.counters_are_fresh(kind, chain);
         let numgen = self.opts.compile.is_some_and(|o| o.numgen) && !self.opts.plain_appends;
-        let (new, to_new, from_old) = {
+        // Old rules read as stand-ins that no line took are compared by
+        // body: parsed now (few, when the chain is mostly unchanged).
+        for (i, (id, body, _)) in d.old.iter_mut().enumerate() {
+            if !d.taken[i] {
+                if let Some(text) = self.view.lazy_text(kind, *id) {
+                    *body = self.parse_text(kind, chain, text)?;
+                }
+            }
+        }
+        let (to_new, from_old, standins) = {
             let rules: Vec<(RuleId, &Rule, Counters)> = t
                 .rules(chain)
                 .map_err(|e| Error::other(e.to_string()))?
@@ -370,9 +387,12 @@ impl Planner<'_> {
                 .old
                 .iter()
                 .enumerate()
-                .map(|(i, (_, r, _))| match d.taken[i] {
-                    true => Body::Old(i),
-                    false => Body::Rule(r),
+                .map(|(i, (_, r, _))| {
+                    if d.taken[i] {
+                        Body::Old(i)
+                    } else {
+                        Body::Rule(r)
+                    }
                 })
                 .collect();
             let nb: Vec<Body> = rules
@@ -394,24 +414,63 @@ impl Planner<'_> {
                     from_old[*j] = Some(i);
                 }
             }
-            // Bodies are cloned only where they are written: new rules,
-            // kept ones whose counters are reset, and all with numgen maps
-            // (a group's length is read from the bodies after it). A kept
-            // rule that sends nothing gets an empty stand-in.
-            let new: Vec<(RuleId, Rule, Counters)> = rules
+            // The model's stand-ins (bodies taken from old rules read
+            // unparsed): (position, id, old rule); and whether one is
+            // written (new, or its counters reset) or read (the chain
+            // compiled whole, numgen groups).
+            let standins: Vec<(usize, RuleId, usize)> = rules
                 .iter()
-                .zip(&from_old)
-                .map(|((id, r, c), i)| {
-                    let write = match i {
-                        None => true,
-                        Some(i) => numgen || stale_counters || d.old[*i].2 != *c,
-                    };
-                    let body = if write { (*r).clone() } else { Rule::default() };
-                    (*id, body, *c)
+                .enumerate()
+                .filter_map(|(j, (id, _, _))| {
+                    let i = *d.from_text.get(id)?;
+                    self.view.lazy_text(kind, d.old[i].0).map(|_| (j, *id, i))
                 })
                 .collect();
-            (new, to_new, from_old)
+            let whole = to_new.iter().all(Option::is_none);
+            let used = numgen
+                || whole
+                || standins.iter().any(|&(j, _, i)| match from_old[j] {
+                    None => true,
+                    Some(_) => stale_counters || d.old[i].2 != rules[j].2,
+                });
+            (to_new, from_old, if used { standins } else { Vec::new() })
         };
+        // A stand-in whose body is used becomes the rule parsed from its
+        // text (same id, position and counters).
+        for (j, id, i) in standins {
+            let text = self.view.lazy_text(kind, d.old[i].0).unwrap_or_default();
+            let body = self.parse_text(kind, chain, text)?;
+            let c = t
+                .rule_at(chain, j + 1)
+                .map_err(|e| Error::other(e.to_string()))?
+                .counters;
+            let fresh = t
+                .replace(chain, j + 1, body, c)
+                .map_err(|e| Error::other(e.to_string()))?;
+            t.set_rule_id(fresh, id)
+                .map_err(|e| Error::other(e.to_string()))?;
+        }
+        let new: Vec<(RuleId, Rule, Counters)> = t
+            .rules(chain)
+            .map_err(|e| Error::other(e.to_string()))?
+            .zip(&from_old)
+            .map(|(r, i)| {
+                // Bodies are cloned only where they are written: new rules,
+                // kept ones whose counters are reset, and all with numgen
+                // maps (a group's length is read from the bodies after it).
+                // A kept rule that sends nothing gets an empty stand-in.
+                let write = match i {
+                    None => true,
+                    Some(i) => numgen || stale_counters || d.old[*i].2 != r.counters,
+                };
+                let body = if write {
+                    r.body.clone()
+                } else {
+                    Rule::default()
+                };
+                (r.id, body, r.counters)
+            })
+            .collect();
         if to_new.iter().all(Option::is_none) {
             return self.rewrite_whole(kind, t, chain, &d, &new);
         }
