@@ -535,4 +535,57 @@ mod tests {
             assert_eq!(s, vec![(TableKind::Filter, Scope::Table)], "{line}");
         }
     }
+
+    #[test]
+    fn lazy_chains_are_declared_first_in_append_only_tables() {
+        type Want = &'static [(TableKind, &'static [&'static str])];
+        const F: TableKind = TableKind::Filter;
+        const N: TableKind = TableKind::Nat;
+        // (input, only, chains whose rules may be read unparsed)
+        let cases: &[(&str, Option<TableKind>, Want)] = &[
+            // kube-proxy's form: declarations, then appends (with counters).
+            (
+                "*nat\n:KUBE-SERVICES - [0:0]\n:PREROUTING ACCEPT [0:0]\n:S1 - [0:0]\n-A KUBE-SERVICES -j S1\n[1:2] -A S1 -j RETURN\nCOMMIT\n",
+                None,
+                &[(N, &["KUBE-SERVICES", "S1"])],
+            ),
+            // A declaration after a command line: not that chain.
+            (
+                "*nat\n:A - [0:0]\n-A A -j RETURN\n:B - [0:0]\n-A B -j RETURN\nCOMMIT\n",
+                None,
+                &[(N, &["A"])],
+            ),
+            // Any other command in the table: none of its chains.
+            (
+                "*filter\n:A - [0:0]\n-A A -j RETURN\n-D A -j RETURN\nCOMMIT\n*nat\n:B - [0:0]\nCOMMIT\n",
+                None,
+                &[(N, &["B"])],
+            ),
+            (
+                "*filter\n:A - [0:0]\n-S A\nCOMMIT\n",
+                None,
+                &[],
+            ),
+            // A table named twice: none.
+            (
+                "*filter\n:A - [0:0]\nCOMMIT\n*filter\n:B - [0:0]\nCOMMIT\n",
+                None,
+                &[],
+            ),
+            // -T: only that table.
+            (
+                "*filter\n:A - [0:0]\nCOMMIT\n*nat\n:B - [0:0]\nCOMMIT\n",
+                Some(F),
+                &[(F, &["A"])],
+            ),
+        ];
+        for (input, only, want) in cases {
+            let got = restore_lazy_chains(input, *only);
+            let want: Vec<(TableKind, Vec<String>)> = want
+                .iter()
+                .map(|(k, cs)| (*k, cs.iter().map(|c| c.to_string()).collect()))
+                .collect();
+            assert_eq!(got, want, "{input}");
+        }
+    }
 }

@@ -45,6 +45,8 @@
 //! texts (printed ones follow the bodies).
 
 use super::diff;
+
+mod lazy;
 use super::{Loc, Planner};
 use iptables::exec::execute_owned;
 use iptables::parse::{Command, Parsed};
@@ -281,14 +283,6 @@ impl Planner<'_> {
         Some(body)
     }
 
-    /// The rule `text` (a canonical text, after `-A chain`) parses to: a
-    /// stand-in's body (see [`crate::read::Snapshot::lazy`]).
-    fn parse_text(&self, kind: TableKind, chain: &str, text: &str) -> Result<Rule, Error> {
-        crate::read::parse_body(self.family, kind, chain, text).ok_or_else(|| {
-            Error::other(format!("rule text of chain {chain} does not parse: {text}"))
-        })
-    }
-
     /// Whether the flush of `chain` may be deferred: the model holds all
     /// of its kernel rules, each located (by handle, or as a run member).
     fn can_defer(&self, kind: TableKind, t: &Table<Rule>, chain: &str) -> bool {
@@ -374,6 +368,12 @@ impl Planner<'_> {
                 }
             }
         }
+        // With numgen maps a group's length is read from the bodies: every
+        // stand-in is parsed first.
+        if numgen {
+            let all = self.standins(kind, t, chain, &d)?;
+            self.materialize(kind, t, chain, &d, all)?;
+        }
         let (to_new, from_old, standins) = {
             let rules: Vec<(RuleId, &Rule, Counters)> = t
                 .rules(chain)
@@ -414,42 +414,18 @@ impl Planner<'_> {
                     from_old[*j] = Some(i);
                 }
             }
-            // The model's stand-ins (bodies taken from old rules read
-            // unparsed): (position, id, old rule); and whether one is
-            // written (new, or its counters reset) or read (the chain
-            // compiled whole, numgen groups).
-            let standins: Vec<(usize, RuleId, usize)> = rules
-                .iter()
-                .enumerate()
-                .filter_map(|(j, (id, _, _))| {
-                    let i = *d.from_text.get(id)?;
-                    self.view.lazy_text(kind, d.old[i].0).map(|_| (j, *id, i))
-                })
-                .collect();
+            // Whether a stand-in's body is written (new, or its counters
+            // reset) or read (the chain compiled whole).
+            let standins = lazy::standins_of(&self.view, kind, &rules, &d);
             let whole = to_new.iter().all(Option::is_none);
-            let used = numgen
-                || whole
+            let used = whole
                 || standins.iter().any(|&(j, _, i)| match from_old[j] {
                     None => true,
                     Some(_) => stale_counters || d.old[i].2 != rules[j].2,
                 });
             (to_new, from_old, if used { standins } else { Vec::new() })
         };
-        // A stand-in whose body is used becomes the rule parsed from its
-        // text (same id, position and counters).
-        for (j, id, i) in standins {
-            let text = self.view.lazy_text(kind, d.old[i].0).unwrap_or_default();
-            let body = self.parse_text(kind, chain, text)?;
-            let c = t
-                .rule_at(chain, j + 1)
-                .map_err(|e| Error::other(e.to_string()))?
-                .counters;
-            let fresh = t
-                .replace(chain, j + 1, body, c)
-                .map_err(|e| Error::other(e.to_string()))?;
-            t.set_rule_id(fresh, id)
-                .map_err(|e| Error::other(e.to_string()))?;
-        }
+        self.materialize(kind, t, chain, &d, standins)?;
         let new: Vec<(RuleId, Rule, Counters)> = t
             .rules(chain)
             .map_err(|e| Error::other(e.to_string()))?

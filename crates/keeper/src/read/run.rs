@@ -181,3 +181,44 @@ pub(super) fn read_run(
     });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::stand_in;
+
+    #[test]
+    fn a_stand_in_needs_the_kernel_jump_at_the_texts_end() {
+        // (text, kernel target, goto, stands in)
+        let cases: &[(&str, &str, bool, bool)] = &[
+            (
+                "-d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j SVC-1",
+                "SVC-1",
+                false,
+                true,
+            ),
+            ("-j SVC-1", "SVC-1", false, true),
+            ("-s 10.0.0.1/32 -g SVC-1", "SVC-1", true, true),
+            // The kernel's verdict names another chain (a rename).
+            ("-d 10.0.0.1/32 -j SVC-1", "SVC-2", false, false),
+            ("-d 10.0.0.1/32 -j XSVC-1", "SVC-1", false, false),
+            // Jump where the kernel has goto, and the other way round.
+            ("-d 10.0.0.1/32 -j SVC-1", "SVC-1", true, false),
+            ("-d 10.0.0.1/32 -g SVC-1", "SVC-1", false, false),
+            // The chain's name not as the last word (a comment, options).
+            (
+                "-m comment --comment \"-j SVC-1\" -j ACCEPT",
+                "SVC-1",
+                false,
+                false,
+            ),
+            ("-d 10.0.0.1/32 -j SVC-1 --x", "SVC-1", false, false),
+        ];
+        for &(text, t, goto, want) in cases {
+            let got = stand_in(text, t, goto);
+            assert_eq!(got.is_some(), want, "{text} / {t} / goto {goto}");
+            if let Some(r) = got {
+                assert_eq!(ruleset::RuleBody::jump_target(&r), Some(t), "{text}");
+            }
+        }
+    }
+}
