@@ -6,7 +6,6 @@ use iptables::parse::restore::words;
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
 use ruleset::hash::FxSet;
 use ruleset::{Family, TableKind};
-use std::borrow::Cow;
 
 /// What a command must read. Commands on the raw table read it whole (see
 /// below). `-F` of every chain reads nothing (one rule
@@ -321,6 +320,21 @@ fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope 
         Some(rest) => rest.split_once(']').map_or("", |(_, b)| b),
         None => line,
     };
+    // Split at blanks when no escape can join words: quotes then only
+    // split a quoted word, which can add a target (a superset) or a word
+    // that sends the line to the exact path below, but not hide a jump.
+    // The chain and the targets must not be quoted words.
+    if !body.contains('\\') {
+        let split: Vec<&str> = body.split_ascii_whitespace().collect();
+        if split.iter().take(2).all(|w| !w.contains('"')) {
+            if let Some(s) = append_scope(&split) {
+                let quoted = matches!(&s, Scope::Part { targets, .. } if targets.iter().any(|t| t.contains('"')));
+                if !quoted {
+                    return s;
+                }
+            }
+        }
+    }
     let Ok(words) = words(body) else {
         return Scope::Table;
     };
@@ -347,8 +361,8 @@ fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope 
 /// (`--ju`, `--goto=X`) or grouped short options (`-fj`). A line that
 /// would not parse gets a part scope here where [`scope`] gives the whole
 /// table; the restore reports it all the same, with nothing applied.
-fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
-    let (cmd, chain) = (words.first()?, words.get(1)?);
+fn append_scope<S: AsRef<str>>(words: &[S]) -> Option<Scope> {
+    let (cmd, chain) = (words.first()?.as_ref(), words.get(1)?.as_ref());
     if !(cmd == "-A" || cmd == "--append") || chain.starts_with('-') {
         return None;
     }
@@ -356,13 +370,14 @@ fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
     // The word after each jump option, that word not skipped: it may be
     // an option's value that reads `-j` (`--comment -j -j X`).
     for (k, w) in words.iter().enumerate().skip(2) {
-        match w.as_ref() {
+        let w = w.as_ref();
+        match w {
             "-j" | "-g" | "--jump" | "--goto" => {
                 let goto = w.contains('g');
-                if let Some(t) = words.get(k + 1) {
+                if let Some(t) = words.get(k + 1).map(AsRef::as_ref) {
                     // `-j` of a verdict or target extension names no chain
                     // (a `-g` always does).
-                    let ext = !goto && iptables::ext::KNOWN_TARGETS.contains(&t.as_ref());
+                    let ext = !goto && iptables::ext::KNOWN_TARGETS.contains(&t);
                     if !ext && !targets.iter().any(|n| n == t) {
                         targets.push(t.to_string());
                     }

@@ -116,15 +116,9 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
             if !st.exists(f, k) || !scan.contains(&(f, k)) {
                 continue;
             }
-            let t = st.model.table(f, k);
-            for c in t.chains() {
-                let Ok(rules) = t.rules(c.name) else {
-                    continue;
-                };
-                for r in rules {
-                    for n in rule_names(r.body) {
-                        put(n, Some((f, k)));
-                    }
+            for body in st.model.table(f, k).bodies() {
+                for n in rule_names(body) {
+                    put(n, Some((f, k)));
                 }
             }
         }

@@ -109,7 +109,7 @@ enum Body<'a> {
 /// The deferred chains of one batch, in the order they were flushed.
 #[derive(Debug, Default)]
 pub(crate) struct Rewrites {
-    chains: HashMap<(Family, TableKind, String), Deferred>,
+    chains: FxMap<(Family, TableKind, String), Deferred>,
     order: Vec<(Family, TableKind, String)>,
     /// The old rule whose body [`Planner::old_rule_by_text`] just gave
     /// out (index in its chain's `old`): the command applied next is the

@@ -79,7 +79,7 @@ pub struct KernelView {
 /// Rules by chain, then canonical text (see [`crate::read::Snapshot::texts`]).
 ///
 /// Fx-hashed: a kube-proxy sync looks up thousands of ~130-byte texts.
-pub type ChainTexts = HashMap<String, ruleset::hash::FxMap<String, RuleId>>;
+pub type ChainTexts = ruleset::hash::FxMap<String, ruleset::hash::FxMap<String, RuleId>>;
 
 /// Which chains of one table a read saw whole.
 #[derive(Debug, Default)]

@@ -373,7 +373,7 @@ fn read_chains_and_rules(
             Scope::Table => None,
         },
         foreign_in: HashSet::new(),
-        texts: HashMap::new(),
+        texts: Default::default(),
         lazy: Default::default(),
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {

@@ -99,8 +99,9 @@ pub(super) fn read_run(
         let mut lazy = false;
         let rebuilt = match (rr.lazy && partial, verdict) {
             (true, Some((t, goto))) => match rule_text(e.userdata.as_deref(), texts) {
-                Some((id, text, chunks)) => {
-                    let text = text.trim_start_matches([' ', '\t']).to_string();
+                Some((id, mut text, chunks)) => {
+                    let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();
+                    text.drain(..blanks);
                     match stand_in(&text, t, goto) {
                         Some(r) => {
                             lazy = true;
