@@ -416,7 +416,7 @@ impl Planner<'_> {
             }
             // Whether a stand-in's body is written (new, or its counters
             // reset) or read (the chain compiled whole).
-            let standins = lazy::standins_of(&self.view, kind, &rules, &d);
+            let standins = lazy::standins_of(self.view, kind, &rules, &d);
             let whole = to_new.iter().all(Option::is_none);
             let used = whole
                 || standins.iter().any(|&(j, _, i)| match from_old[j] {

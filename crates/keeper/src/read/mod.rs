@@ -409,6 +409,7 @@ fn read_chains_and_rules(
     if only.is_some_and(|o| o.is_empty()) {
         return Ok(snap);
     }
+    let lazy: HashSet<&str> = lazy.iter().map(String::as_str).collect();
     let (mut texts, censuses) = read_catalog(sock, fam, &tname)?;
     let mut rules: Vec<KernelRule> = Vec::new();
     match only {
@@ -457,7 +458,7 @@ fn read_chains_and_rules(
                 set: &set,
                 target: target.as_deref(),
                 shape: shape_text.as_deref(),
-                lazy: only.is_some() && probe.is_none() && lazy.iter().any(|c| *c == chain),
+                lazy: only.is_some() && probe.is_none() && lazy.contains(chain.as_str()),
             };
             read_run(sock, &mut snap, kind, rk, only.is_some(), probe, &mut texts)?;
             if let Some(r) = snap.runs.last_mut() {

@@ -43,7 +43,7 @@ impl Planner<'_> {
             .map_err(|e| Error::other(e.to_string()))?
             .map(|r| (r.id, r.body, r.counters))
             .collect();
-        Ok(standins_of(&self.view, kind, &rules, d))
+        Ok(standins_of(self.view, kind, &rules, d))
     }
 
     /// Each stand-in of `list` ([`Self::standins`]) becomes in the model
