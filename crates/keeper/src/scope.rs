@@ -4,9 +4,8 @@
 use crate::read::Scope;
 use iptables::parse::restore::words;
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
+use ruleset::hash::FxSet;
 use ruleset::{Family, TableKind};
-use std::borrow::Cow;
-use std::collections::HashSet;
 
 /// What a command must read. Commands on the raw table read it whole (see
 /// below). `-F` of every chain reads nothing (one rule
@@ -144,9 +143,9 @@ struct Acc {
     names: Vec<String>,
     rules_of: Vec<String>,
     targets: Vec<String>,
-    seen_names: HashSet<String>,
-    seen_rules: HashSet<String>,
-    seen_targets: HashSet<String>,
+    seen_names: FxSet<String>,
+    seen_rules: FxSet<String>,
+    seen_targets: FxSet<String>,
 }
 
 impl Acc {
@@ -242,6 +241,61 @@ pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, 
     out
 }
 
+/// Chains of a `--noflush` restore whose old rules the planner never
+/// needs to see parsed, per table: user chains declared (`:CHAIN`) before
+/// any command line of a table whose only commands are appends (`-A`, as
+/// kube-proxy's syncs are), the table named once. Such a chain is flushed
+/// before anything reads it, and a line that repeats an old rule's text
+/// takes that rule, so its rules can be read unparsed (see
+/// `crate::read::Snapshot::lazy`); anything else reads them as before.
+/// O(input).
+pub fn restore_lazy_chains(input: &str, only: Option<TableKind>) -> Vec<(TableKind, Vec<String>)> {
+    let mut out: Vec<(TableKind, Vec<String>)> = Vec::new();
+    let mut bad: Vec<TableKind> = Vec::new();
+    let mut cur: Option<(TableKind, bool)> = None;
+    for line in input.lines() {
+        let line = line.trim_start();
+        if let Some(t) = line.strip_prefix('*') {
+            cur = TableKind::from_name(t.trim())
+                .filter(|k| only.is_none_or(|o| o == *k))
+                .map(|k| (k, true));
+            if let Some((k, _)) = cur {
+                if out.iter().any(|(x, _)| *x == k) {
+                    bad.push(k);
+                } else {
+                    out.push((k, Vec::new()));
+                }
+            }
+            continue;
+        }
+        let Some((kind, header)) = cur.as_mut() else {
+            continue;
+        };
+        if line.is_empty() || line.starts_with('#') || line.starts_with("COMMIT") {
+            continue;
+        }
+        if let Some(decl) = line.strip_prefix(':') {
+            let name = decl.split_ascii_whitespace().next().unwrap_or("");
+            if *header && !kind.builtin_chains().contains(&name) {
+                if let Some((_, v)) = out.iter_mut().find(|(x, _)| x == kind) {
+                    v.push(name.to_string());
+                }
+            }
+            continue;
+        }
+        *header = false;
+        let body = match line.strip_prefix('[') {
+            Some(rest) => rest.split_once(']').map_or("", |(_, b)| b).trim_start(),
+            None => line,
+        };
+        if !(body.starts_with("-A ") || body.starts_with("--append ")) {
+            bad.push(*kind);
+        }
+    }
+    out.retain(|(k, v)| !bad.contains(k) && !v.is_empty());
+    out
+}
+
 /// The tables a restore's input names (`*table` lines), in order, once
 /// each; with `only` (`-T`), that one if named.
 pub fn restore_tables(input: &str, only: Option<TableKind>) -> Vec<TableKind> {
@@ -266,6 +320,21 @@ fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope 
         Some(rest) => rest.split_once(']').map_or("", |(_, b)| b),
         None => line,
     };
+    // Split at blanks when no escape can join words: quotes then only
+    // split a quoted word, which can add a target (a superset) or a word
+    // that sends the line to the exact path below, but not hide a jump.
+    // The chain and the targets must not be quoted words.
+    if !body.contains('\\') {
+        let split: Vec<&str> = body.split_ascii_whitespace().collect();
+        if split.iter().take(2).all(|w| !w.contains('"')) {
+            if let Some(s) = append_scope(&split) {
+                let quoted = matches!(&s, Scope::Part { targets, .. } if targets.iter().any(|t| t.contains('"')));
+                if !quoted {
+                    return s;
+                }
+            }
+        }
+    }
     let Ok(words) = words(body) else {
         return Scope::Table;
     };
@@ -292,8 +361,8 @@ fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope 
 /// (`--ju`, `--goto=X`) or grouped short options (`-fj`). A line that
 /// would not parse gets a part scope here where [`scope`] gives the whole
 /// table; the restore reports it all the same, with nothing applied.
-fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
-    let (cmd, chain) = (words.first()?, words.get(1)?);
+fn append_scope<S: AsRef<str>>(words: &[S]) -> Option<Scope> {
+    let (cmd, chain) = (words.first()?.as_ref(), words.get(1)?.as_ref());
     if !(cmd == "-A" || cmd == "--append") || chain.starts_with('-') {
         return None;
     }
@@ -301,13 +370,14 @@ fn append_scope(words: &[Cow<'_, str>]) -> Option<Scope> {
     // The word after each jump option, that word not skipped: it may be
     // an option's value that reads `-j` (`--comment -j -j X`).
     for (k, w) in words.iter().enumerate().skip(2) {
-        match w.as_ref() {
+        let w = w.as_ref();
+        match w {
             "-j" | "-g" | "--jump" | "--goto" => {
                 let goto = w.contains('g');
-                if let Some(t) = words.get(k + 1) {
+                if let Some(t) = words.get(k + 1).map(AsRef::as_ref) {
                     // `-j` of a verdict or target extension names no chain
                     // (a `-g` always does).
-                    let ext = !goto && iptables::ext::KNOWN_TARGETS.contains(&t.as_ref());
+                    let ext = !goto && iptables::ext::KNOWN_TARGETS.contains(&t);
                     if !ext && !targets.iter().any(|n| n == t) {
                         targets.push(t.to_string());
                     }
@@ -478,6 +548,59 @@ mod tests {
             let input = format!("*filter\n-A INPUT -j ACCEPT\n{line}\nCOMMIT\n");
             let s = restore_scopes(&input, f, true, None, "x");
             assert_eq!(s, vec![(TableKind::Filter, Scope::Table)], "{line}");
+        }
+    }
+
+    #[test]
+    fn lazy_chains_are_declared_first_in_append_only_tables() {
+        type Want = &'static [(TableKind, &'static [&'static str])];
+        const F: TableKind = TableKind::Filter;
+        const N: TableKind = TableKind::Nat;
+        // (input, only, chains whose rules may be read unparsed)
+        let cases: &[(&str, Option<TableKind>, Want)] = &[
+            // kube-proxy's form: declarations, then appends (with counters).
+            (
+                "*nat\n:KUBE-SERVICES - [0:0]\n:PREROUTING ACCEPT [0:0]\n:S1 - [0:0]\n-A KUBE-SERVICES -j S1\n[1:2] -A S1 -j RETURN\nCOMMIT\n",
+                None,
+                &[(N, &["KUBE-SERVICES", "S1"])],
+            ),
+            // A declaration after a command line: not that chain.
+            (
+                "*nat\n:A - [0:0]\n-A A -j RETURN\n:B - [0:0]\n-A B -j RETURN\nCOMMIT\n",
+                None,
+                &[(N, &["A"])],
+            ),
+            // Any other command in the table: none of its chains.
+            (
+                "*filter\n:A - [0:0]\n-A A -j RETURN\n-D A -j RETURN\nCOMMIT\n*nat\n:B - [0:0]\nCOMMIT\n",
+                None,
+                &[(N, &["B"])],
+            ),
+            (
+                "*filter\n:A - [0:0]\n-S A\nCOMMIT\n",
+                None,
+                &[],
+            ),
+            // A table named twice: none.
+            (
+                "*filter\n:A - [0:0]\nCOMMIT\n*filter\n:B - [0:0]\nCOMMIT\n",
+                None,
+                &[],
+            ),
+            // -T: only that table.
+            (
+                "*filter\n:A - [0:0]\nCOMMIT\n*nat\n:B - [0:0]\nCOMMIT\n",
+                Some(F),
+                &[(F, &["A"])],
+            ),
+        ];
+        for (input, only, want) in cases {
+            let got = restore_lazy_chains(input, *only);
+            let want: Vec<(TableKind, Vec<String>)> = want
+                .iter()
+                .map(|(k, cs)| (*k, cs.iter().map(|c| c.to_string()).collect()))
+                .collect();
+            assert_eq!(got, want, "{input}");
         }
     }
 }

@@ -101,6 +101,7 @@ impl State {
     pub fn install(&mut self, f: Family, k: TableKind, mut s: Snapshot) {
         self.views[f.index()].install(k, &s);
         self.views[f.index()].install_texts(k, std::mem::take(&mut s.texts));
+        self.views[f.index()].install_lazy(k, std::mem::take(&mut s.lazy));
         self.foreign.insert((f, k), s.foreign);
         self.model.replace_table(s.table);
     }

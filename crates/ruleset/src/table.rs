@@ -565,6 +565,13 @@ impl<R: RuleBody> Table<R> {
             .map(move |s| view(rules[s as usize].as_ref().expect("live rule"))))
     }
 
+    /// The body of every rule of the table, in no particular order: for
+    /// scans that only look at bodies (no chain sort, no lookups by name).
+    /// O(rule slots).
+    pub fn bodies(&self) -> impl Iterator<Item = &R> + '_ {
+        self.rules.iter().flatten().map(|r| &r.body)
+    }
+
     /// Chain, 1-based position and view of the rule with this id. O(log n).
     pub fn rule_by_id(&self, id: RuleId) -> Option<(ChainId, usize, RuleView<'_, R>)> {
         let slot = self.ids.get(id)?;

@@ -11,7 +11,7 @@ mod reads;
 use crate::error::Error;
 use crate::plan::PlanOpts;
 use crate::read::{self, Scope};
-use crate::scope::{flushed_chains, restore_flushes, restore_scopes, scope};
+use crate::scope::{flushed_chains, restore_flushes, restore_lazy_chains, restore_scopes, scope};
 use crate::settings::Settings;
 use crate::state::{foreign_warning, State};
 use crate::txn::{self, Done, Restore, Source, Work, Write};
@@ -328,6 +328,12 @@ impl Scoped {
                         let i = need(&mut needs, k);
                         needs[i].flushes.push(c);
                     }
+                    if !self.widened {
+                        for (k, cs) in restore_lazy_chains(&r.input, r.table) {
+                            let i = need(&mut needs, k);
+                            needs[i].lazy = cs;
+                        }
+                    }
                 }
             }
             Work::Sync | Work::Ipset(_) => {}
@@ -345,6 +351,9 @@ struct Need {
     flushes: Vec<Option<String>>,
     /// Replaced by a restore (warn about foreign objects it removes).
     replaced: bool,
+    /// Chains whose run members may be read unparsed
+    /// ([`crate::scope::restore_lazy_chains`]).
+    lazy: Vec<String>,
 }
 
 impl Need {
@@ -356,6 +365,7 @@ impl Need {
             appends: Vec::new(),
             flushes: Vec::new(),
             replaced: false,
+            lazy: Vec::new(),
         }
     }
 }
@@ -384,7 +394,7 @@ impl Source for Scoped {
                 // -D by spec and -C of one rule look for rules equal to it:
                 // of a compiled run only the element with its key can be one.
                 let probe = n.probe.as_ref().filter(|_| scope != Scope::Table);
-                let snap = read::read_scoped_probe(sock, f, n.kind, &scope, probe)
+                let snap = read::read_scoped_lazy(sock, f, n.kind, &scope, probe, &n.lazy)
                     .map_err(Error::from_nft)?;
                 for what in &snap.foreign {
                     self.warnings.push(foreign_warning(n.kind, what));

@@ -55,6 +55,11 @@ pub fn rule_names(rule: &Rule) -> Vec<&str> {
 /// lookup).
 pub fn text_names(input: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    // Every name option ends in `-set`: an input without it (nearly every
+    // one) is not split into words (a kube-proxy sync is megabytes).
+    if !input.contains("-set") {
+        return out;
+    }
     let mut words = input.split_whitespace();
     while let Some(w) = words.next() {
         if NAME_OPTS.contains(&w) {
@@ -111,15 +116,9 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
             if !st.exists(f, k) || !scan.contains(&(f, k)) {
                 continue;
             }
-            let t = st.model.table(f, k);
-            for c in t.chains() {
-                let Ok(rules) = t.rules(c.name) else {
-                    continue;
-                };
-                for r in rules {
-                    for n in rule_names(r.body) {
-                        put(n, Some((f, k)));
-                    }
+            for body in st.model.table(f, k).bodies() {
+                for n in rule_names(body) {
+                    put(n, Some((f, k)));
                 }
             }
         }

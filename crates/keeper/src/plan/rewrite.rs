@@ -45,6 +45,8 @@
 //! texts (printed ones follow the bodies).
 
 use super::diff;
+
+mod lazy;
 use super::{Loc, Planner};
 use iptables::exec::execute_owned;
 use iptables::parse::{Command, Parsed};
@@ -67,17 +69,52 @@ pub(crate) struct Deferred {
     lines: FxMap<RuleId, Tag>,
     /// Index in `old` of each old rule, built on first use (see
     /// [`Planner::old_rule_by_text`]).
-    by_id: Option<HashMap<RuleId, usize>>,
+    by_id: Option<FxMap<RuleId, usize>>,
     /// Index in `old` by canonical text, printed on first use when the
     /// read kept no texts (a whole model: the daemon's).
-    by_text: Option<HashMap<String, usize>>,
+    by_text: Option<FxMap<String, usize>>,
+    /// Old rules whose body an input line took by its text (moved out of
+    /// `old`, which then holds `Rule::default()` there), and the model id
+    /// of the rule each became: that rule *is* the old one, so the rewrite
+    /// matches the two without comparing bodies, and no body is cloned.
+    taken: Vec<bool>,
+    from_text: FxMap<RuleId, usize>,
+}
+
+impl Deferred {
+    fn new(old: Vec<(RuleId, Rule, Counters)>, tag: Tag) -> Deferred {
+        Deferred {
+            taken: vec![false; old.len()],
+            old,
+            tag,
+            lines: FxMap::default(),
+            by_id: None,
+            by_text: None,
+            from_text: FxMap::default(),
+        }
+    }
+}
+
+/// A rule as the rewrite's diff compares it: by body, or, for a body an
+/// input line took from old rule `i`, by that index (equal only to
+/// itself: a parsed line equal to a taken old rule is then not matched
+/// with it — a duplicate line costs one delete and add, never a wrong
+/// result).
+#[derive(PartialEq, Eq, Hash)]
+enum Body<'a> {
+    Rule(&'a Rule),
+    Old(usize),
 }
 
 /// The deferred chains of one batch, in the order they were flushed.
 #[derive(Debug, Default)]
 pub(crate) struct Rewrites {
-    chains: HashMap<(Family, TableKind, String), Deferred>,
+    chains: FxMap<(Family, TableKind, String), Deferred>,
     order: Vec<(Family, TableKind, String)>,
+    /// The old rule whose body [`Planner::old_rule_by_text`] just gave
+    /// out (index in its chain's `old`): the command applied next is the
+    /// append of that body (see `iptables::exec::Apply::known_rule`).
+    just_taken: Option<usize>,
 }
 
 /// Where an old rule is in the kernel.
@@ -98,6 +135,8 @@ impl Planner<'_> {
         t: &mut Table<Rule>,
         p: Parsed,
     ) -> Result<(), Error> {
+        // Only the command right after a `known_rule` is its append.
+        let taken = self.p.rewrites.just_taken.take();
         if self.p.is_fresh(self.family, kind) {
             return self.run(kind, t, p, &mut String::new());
         }
@@ -134,13 +173,7 @@ impl Planner<'_> {
                     .collect();
                 execute_owned(t, p, &mut String::new())?;
                 self.p.tails.remove(&k);
-                let d = Deferred {
-                    old,
-                    tag: self.p.tag,
-                    lines: FxMap::default(),
-                    by_id: None,
-                    by_text: None,
-                };
+                let d = Deferred::new(old, self.p.tag);
                 self.p.rewrites.order.push(k.clone());
                 self.p.rewrites.chains.insert(k, d);
                 return Ok(());
@@ -156,6 +189,9 @@ impl Planner<'_> {
                     for pos in before + 1..=after {
                         if let Ok(r) = t.rule_at(&chain, pos) {
                             d.lines.insert(r.id, tag);
+                            if let (Some(i), true) = (taken, after == before + 1) {
+                                d.from_text.insert(r.id, i);
+                            }
                         }
                     }
                 }
@@ -170,13 +206,7 @@ impl Planner<'_> {
                 let k = key(c);
                 self.run(kind, t, p, &mut String::new())?;
                 if !self.p.rewrites.chains.contains_key(&k) {
-                    let d = Deferred {
-                        old: Vec::new(),
-                        tag: self.p.tag,
-                        lines: FxMap::default(),
-                        by_id: None,
-                        by_text: None,
-                    };
+                    let d = Deferred::new(Vec::new(), self.p.tag);
                     self.p.rewrites.order.push(k.clone());
                     self.p.rewrites.chains.insert(k, d);
                 }
@@ -243,7 +273,14 @@ impl Planner<'_> {
                 .get(text)?,
             None => return None,
         };
-        Some(d.old[at].1.clone())
+        // Each old body is given out once (moved, not cloned): a second
+        // line of the same text is parsed.
+        if std::mem::replace(&mut d.taken[at], true) {
+            return None;
+        }
+        let body = std::mem::take(&mut d.old[at].1);
+        self.p.rewrites.just_taken = Some(at);
+        Some(body)
     }
 
     /// Whether the flush of `chain` may be deferred: the model holds all
@@ -308,13 +345,8 @@ impl Planner<'_> {
         kind: TableKind,
         t: &mut Table<Rule>,
         chain: &str,
-        d: Deferred,
+        mut d: Deferred,
     ) -> Result<(), Error> {
-        let new: Vec<(RuleId, Rule, Counters)> = t
-            .rules(chain)
-            .map_err(|e| Error::other(e.to_string()))?
-            .map(|r| (r.id, r.body.clone(), r.counters))
-            .collect();
         let olds: Vec<Old> = d
             .old
             .iter()
@@ -323,24 +355,100 @@ impl Planner<'_> {
                 None => Old::Plain(self.view.loc(kind, *id).unwrap_or(Loc::Handle(0))),
             })
             .collect();
-        // Bodies compared by reference: the common prefix and suffix (all of
-        // an unchanged chain) cost one equality test per rule, no hashing.
-        let ob: Vec<&Rule> = d.old.iter().map(|(_, r, _)| r).collect();
-        let nb: Vec<&Rule> = new.iter().map(|(_, r, _)| r).collect();
-        let mut to_new: Vec<Option<usize>> = vec![None; d.old.len()];
-        for (i, j) in diff::common(&ob, &nb) {
-            to_new[i] = Some(j);
+        // The daemon's model does not follow the kernel's counters unless
+        // they were read for this plan.
+        let stale_counters = self.opts.whole_model && !self.view.counters_are_fresh(kind, chain);
+        let numgen = self.opts.compile.is_some_and(|o| o.numgen) && !self.opts.plain_appends;
+        // Old rules read as stand-ins that no line took are compared by
+        // body: parsed now (few, when the chain is mostly unchanged).
+        for (i, (id, body, _)) in d.old.iter_mut().enumerate() {
+            if !d.taken[i] {
+                if let Some(text) = self.view.lazy_text(kind, *id) {
+                    *body = self.parse_text(kind, chain, text)?;
+                }
+            }
         }
-        self.unmatch_split_groups(&new, &olds, &mut to_new);
-        self.unmatch_broken_runs(&olds, &mut to_new);
+        // With numgen maps a group's length is read from the bodies: every
+        // stand-in is parsed first.
+        if numgen {
+            let all = self.standins(kind, t, chain, &d)?;
+            self.materialize(kind, t, chain, &d, all)?;
+        }
+        let (to_new, from_old, standins) = {
+            let rules: Vec<(RuleId, &Rule, Counters)> = t
+                .rules(chain)
+                .map_err(|e| Error::other(e.to_string()))?
+                .map(|r| (r.id, r.body, r.counters))
+                .collect();
+            // Bodies compared by reference (a line's body taken from an old
+            // rule by its index): the common prefix and suffix (all of an
+            // unchanged chain) cost one equality test per rule, no hashing.
+            let ob: Vec<Body> = d
+                .old
+                .iter()
+                .enumerate()
+                .map(|(i, (_, r, _))| {
+                    if d.taken[i] {
+                        Body::Old(i)
+                    } else {
+                        Body::Rule(r)
+                    }
+                })
+                .collect();
+            let nb: Vec<Body> = rules
+                .iter()
+                .map(|(id, r, _)| match d.from_text.get(id) {
+                    Some(&i) => Body::Old(i),
+                    None => Body::Rule(r),
+                })
+                .collect();
+            let mut to_new: Vec<Option<usize>> = vec![None; d.old.len()];
+            for (i, j) in diff::common(&ob, &nb) {
+                to_new[i] = Some(j);
+            }
+            self.unmatch_split_groups(&rules, &olds, &mut to_new);
+            self.unmatch_broken_runs(&olds, &mut to_new);
+            let mut from_old: Vec<Option<usize>> = vec![None; rules.len()];
+            for (i, j) in to_new.iter().enumerate() {
+                if let Some(j) = j {
+                    from_old[*j] = Some(i);
+                }
+            }
+            // Whether a stand-in's body is written (new, or its counters
+            // reset) or read (the chain compiled whole).
+            let standins = lazy::standins_of(self.view, kind, &rules, &d);
+            let whole = to_new.iter().all(Option::is_none);
+            let used = whole
+                || standins.iter().any(|&(j, _, i)| match from_old[j] {
+                    None => true,
+                    Some(_) => stale_counters || d.old[i].2 != rules[j].2,
+                });
+            (to_new, from_old, if used { standins } else { Vec::new() })
+        };
+        self.materialize(kind, t, chain, &d, standins)?;
+        let new: Vec<(RuleId, Rule, Counters)> = t
+            .rules(chain)
+            .map_err(|e| Error::other(e.to_string()))?
+            .zip(&from_old)
+            .map(|(r, i)| {
+                // Bodies are cloned only where they are written: new rules,
+                // kept ones whose counters are reset, and all with numgen
+                // maps (a group's length is read from the bodies after it).
+                // A kept rule that sends nothing gets an empty stand-in.
+                let write = match i {
+                    None => true,
+                    Some(i) => numgen || stale_counters || d.old[*i].2 != r.counters,
+                };
+                let body = if write {
+                    r.body.clone()
+                } else {
+                    Rule::default()
+                };
+                (r.id, body, r.counters)
+            })
+            .collect();
         if to_new.iter().all(Option::is_none) {
             return self.rewrite_whole(kind, t, chain, &d, &new);
-        }
-        let mut from_old: Vec<Option<usize>> = vec![None; new.len()];
-        for (i, j) in to_new.iter().enumerate() {
-            if let Some(j) = j {
-                from_old[*j] = Some(i);
-            }
         }
         // Deletes first (the `:CHAIN` line's): plain rules by handle, runs
         // not kept whole.
@@ -364,9 +472,6 @@ impl Planner<'_> {
         for ri in dropped {
             self.drop_run(ri);
         }
-        // The daemon's model does not follow the kernel's counters unless
-        // they were read for this plan.
-        let stale_counters = self.opts.whole_model && !self.view.counters_are_fresh(kind, chain);
         // Then the input's rules in order, each after the one before it;
         // a numgen group among the new ones as one run.
         let mut prev: Option<Loc> = None;
@@ -552,7 +657,7 @@ impl Planner<'_> {
     /// its rules is kept, and the group is written as one run. O(new).
     fn unmatch_split_groups(
         &self,
-        new: &[(RuleId, Rule, Counters)],
+        new: &[(RuleId, &Rule, Counters)],
         olds: &[Old],
         to_new: &mut [Option<usize>],
     ) {
@@ -565,7 +670,7 @@ impl Planner<'_> {
                 from_old[*j] = Some(i);
             }
         }
-        let refs: Vec<(RuleId, &Rule)> = new.iter().map(|(i, r, _)| (*i, r)).collect();
+        let refs: Vec<(RuleId, &Rule)> = new.iter().map(|(i, r, _)| (*i, *r)).collect();
         let mut j = 0;
         while j < new.len() {
             let Some(k) = compile::runs::numgen::group_len(&refs, j) else {

@@ -67,6 +67,9 @@ pub struct KernelView {
     /// [`crate::read::Snapshot::texts`]): a restore line of that text in a
     /// rewritten chain is the old rule, unparsed.
     pub(crate) texts: HashMap<TableKind, ChainTexts>,
+    /// Rules read as stand-ins, by id: their canonical texts (a partial
+    /// read's [`crate::read::Snapshot::lazy`]).
+    pub(crate) lazy: HashMap<TableKind, ruleset::hash::FxMap<RuleId, String>>,
     /// Chains whose counters the model took from the kernel for the plan
     /// being made (see [`crate::read::refresh_counters`]); emptied by
     /// [`KernelView::forget_counters_read`].
@@ -74,7 +77,9 @@ pub struct KernelView {
 }
 
 /// Rules by chain, then canonical text (see [`crate::read::Snapshot::texts`]).
-pub type ChainTexts = HashMap<String, HashMap<String, RuleId>>;
+///
+/// Fx-hashed: a kube-proxy sync looks up thousands of ~130-byte texts.
+pub type ChainTexts = ruleset::hash::FxMap<String, ruleset::hash::FxMap<String, RuleId>>;
 
 /// Which chains of one table a read saw whole.
 #[derive(Debug, Default)]
@@ -103,6 +108,7 @@ impl KernelView {
         self.unread_run_sets.retain(|(k, _), _| *k != kind);
         self.known.remove(&kind);
         self.texts.remove(&kind);
+        self.lazy.remove(&kind);
         self.fresh_counters.retain(|(k, _)| *k != kind);
         self.forget_runs(kind);
     }
@@ -127,6 +133,21 @@ impl KernelView {
         if !texts.is_empty() {
             self.texts.insert(kind, texts);
         }
+    }
+
+    /// Take a read's stand-ins' texts (see [`KernelView::lazy`]).
+    pub fn install_lazy(&mut self, kind: TableKind, lazy: ruleset::hash::FxMap<RuleId, String>) {
+        if lazy.is_empty() {
+            self.lazy.remove(&kind);
+        } else {
+            self.lazy.insert(kind, lazy);
+        }
+    }
+
+    /// The canonical text of rule `id` of table `kind` when the model
+    /// holds a stand-in for it.
+    pub(crate) fn lazy_text(&self, kind: TableKind, id: RuleId) -> Option<&str> {
+        self.lazy.get(&kind)?.get(&id).map(String::as_str)
     }
 
     /// The rule read in `chain` of table `kind` whose canonical text is

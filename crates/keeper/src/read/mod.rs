@@ -52,6 +52,13 @@ pub struct Snapshot {
     /// `plan::rewrite`). Empty for a whole-table read (no restore that
     /// could use it reads one: without `--noflush` the table is replaced).
     pub texts: crate::plan::ChainTexts,
+    /// Run members of the chains a read was told to leave unparsed
+    /// ([`read_scoped_lazy`]): their canonical texts by id. Such a rule
+    /// enters the model as a stand-in (its kernel jump only, which keeps
+    /// the model's references right) that the planner parses from this
+    /// text before anything reads or writes its body (see
+    /// `plan::rewrite`).
+    pub lazy: ruleset::hash::FxMap<RuleId, String>,
 }
 
 /// A compiled run as read from the kernel.
@@ -227,7 +234,7 @@ pub fn run_sets_used_by(
 }
 
 /// A rule body (the text after `-A CHAIN`) parsed into a rule.
-fn parse_body(family: Family, kind: TableKind, chain: &str, text: &str) -> Option<Rule> {
+pub(crate) fn parse_body(family: Family, kind: TableKind, chain: &str, text: &str) -> Option<Rule> {
     let words = words(text).ok()?;
     let mut argv: Vec<&str> = Vec::with_capacity(words.len() + 2);
     argv.extend(["-A", chain]);
@@ -282,7 +289,23 @@ pub fn read_scoped_probe(
     scope: &Scope,
     probe: Option<&Rule>,
 ) -> Result<Snapshot, nft::Error> {
-    let mut snap = read_chains_and_rules(sock, family, kind, scope, probe)?;
+    read_scoped_lazy(sock, family, kind, scope, probe, &[])
+}
+
+/// [`read_scoped_probe`], the members of compiled runs in the chains
+/// `lazy` (of a part's `rules_of`) left unparsed where their text shows
+/// their kernel jump ([`Snapshot::lazy`]): a kube-proxy sync rewrites a
+/// KUBE-SERVICES of thousands of members with the same texts, and parsing
+/// them was a tenth of its time.
+pub fn read_scoped_lazy(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+    scope: &Scope,
+    probe: Option<&Rule>,
+    lazy: &[String],
+) -> Result<Snapshot, nft::Error> {
+    let mut snap = read_chains_and_rules(sock, family, kind, scope, probe, lazy)?;
     if let (Scope::Part { targets, .. }, true) = (scope, snap.exists) {
         // Jump targets the rules read did not show to exist.
         let missing: Vec<&str> = targets
@@ -329,6 +352,7 @@ fn read_chains_and_rules(
     kind: TableKind,
     scope: &Scope,
     probe: Option<&Rule>,
+    lazy: &[String],
 ) -> Result<Snapshot, nft::Error> {
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
@@ -349,7 +373,8 @@ fn read_chains_and_rules(
             Scope::Table => None,
         },
         foreign_in: HashSet::new(),
-        texts: HashMap::new(),
+        texts: Default::default(),
+        lazy: Default::default(),
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
         return Ok(snap);
@@ -384,6 +409,7 @@ fn read_chains_and_rules(
     if only.is_some_and(|o| o.is_empty()) {
         return Ok(snap);
     }
+    let lazy: HashSet<&str> = lazy.iter().map(String::as_str).collect();
     let (mut texts, censuses) = read_catalog(sock, fam, &tname)?;
     let mut rules: Vec<KernelRule> = Vec::new();
     match only {
@@ -432,6 +458,7 @@ fn read_chains_and_rules(
                 set: &set,
                 target: target.as_deref(),
                 shape: shape_text.as_deref(),
+                lazy: only.is_some() && probe.is_none() && lazy.contains(chain.as_str()),
             };
             read_run(sock, &mut snap, kind, rk, only.is_some(), probe, &mut texts)?;
             if let Some(r) = snap.runs.last_mut() {

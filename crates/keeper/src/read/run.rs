@@ -13,6 +13,31 @@ pub(super) struct RunRule<'a> {
     pub(super) target: Option<&'a str>,
     /// The shape text from its userdata (`None` when it did not fit).
     pub(super) shape: Option<&'a str>,
+    /// Members whose text ends in their kernel jump are left unparsed
+    /// ([`Snapshot::lazy`]).
+    pub(super) lazy: bool,
+}
+
+/// A stand-in for a member left unparsed: only its jump to `t` (`goto`:
+/// `-g`), when its canonical text `text` ends in exactly that jump (a
+/// jump to a user chain takes no options, so it is the text's last
+/// words). `None`: parse it.
+fn stand_in(text: &str, t: &str, goto: bool) -> Option<Rule> {
+    let flag = if goto { "-g " } else { "-j " };
+    let rest = text.strip_suffix(t)?;
+    let before = rest.strip_suffix(flag)?;
+    if !(before.is_empty() || before.ends_with(' ')) || t.is_empty() || t.contains(' ') {
+        return None;
+    }
+    let target = if goto {
+        iptables::Target::Goto(t.into())
+    } else {
+        iptables::Target::Jump(t.into())
+    };
+    Some(Rule {
+        target,
+        ..Rule::default()
+    })
 }
 
 /// A run's members from its set's elements (one element dump), in id
@@ -57,8 +82,8 @@ pub(super) fn read_run(
             sock.get(&one)?.map(|l| l.elems).unwrap_or_default()
         }
     };
-    let mut members: Vec<(RuleId, Rule, Counters, u32, Option<String>)> =
-        Vec::with_capacity(elems.len());
+    type Member = (RuleId, Rule, Counters, u32, Option<String>, Option<String>);
+    let mut members: Vec<Member> = Vec::with_capacity(elems.len());
     for e in elems {
         // An interval run's end markers belong to the member before them.
         if e.flags
@@ -66,13 +91,37 @@ pub(super) fn read_run(
         {
             continue;
         }
-        let Some((id, mut rule, chunks, text)) =
-            rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts)
-        else {
+        let verdict = match &e.data {
+            Some(nft::Data::Verdict(Verdict::Jump(t))) => Some((t.as_str(), false)),
+            Some(nft::Data::Verdict(Verdict::Goto(t))) => Some((t.as_str(), true)),
+            _ => None,
+        };
+        let mut lazy = false;
+        let rebuilt = match (rr.lazy && partial, verdict) {
+            (true, Some((t, goto))) => match rule_text(e.userdata.as_deref(), texts) {
+                Some((id, mut text, chunks)) => {
+                    let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();
+                    text.drain(..blanks);
+                    match stand_in(&text, t, goto) {
+                        Some(r) => {
+                            lazy = true;
+                            Some((id, r, chunks, text))
+                        }
+                        None => {
+                            parse_body(family, kind, rr.chain, &text).map(|r| (id, r, chunks, text))
+                        }
+                    }
+                }
+                None => None,
+            },
+            _ => rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts),
+        };
+        let Some((id, mut rule, chunks, text)) = rebuilt else {
             snap.foreign
                 .push(format!("element of set {} (no nfkeeper userdata)", rr.set));
             continue;
         };
+        let lazy = lazy.then(|| text.clone());
         let mut c = Counters::default();
         for x in &e.exprs {
             if let Expr::Counter { bytes, packets } = x {
@@ -88,14 +137,17 @@ pub(super) fn read_run(
         };
         let text = (partial && text_holds(&rule, t)).then_some(text);
         follow_target(&mut snap.table, &mut rule, t, partial);
-        members.push((id, rule, c, chunks, text));
+        members.push((id, rule, c, chunks, text, lazy));
     }
     members.sort_unstable_by_key(|m| m.0);
     let mut ids = Vec::with_capacity(members.len());
-    for (id, rule, c, chunks, text) in members {
+    for (id, rule, c, chunks, text, lazy) in members {
         match snap.table.append_with_id(rr.chain, id, rule, c) {
             Ok(id) => {
                 ids.push(id);
+                if let Some(l) = lazy {
+                    snap.lazy.insert(id, l);
+                }
                 if chunks > 0 {
                     snap.overflow.insert(id, chunks);
                 }
@@ -105,8 +157,9 @@ pub(super) fn read_run(
                             m.insert(text, id);
                         }
                         None => {
-                            snap.texts
-                                .insert(rr.chain.to_string(), HashMap::from([(text, id)]));
+                            let mut m = ruleset::hash::FxMap::default();
+                            m.insert(text, id);
+                            snap.texts.insert(rr.chain.to_string(), m);
                         }
                     }
                 }
@@ -128,4 +181,45 @@ pub(super) fn read_run(
         census: None,
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stand_in;
+
+    #[test]
+    fn a_stand_in_needs_the_kernel_jump_at_the_texts_end() {
+        // (text, kernel target, goto, stands in)
+        let cases: &[(&str, &str, bool, bool)] = &[
+            (
+                "-d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j SVC-1",
+                "SVC-1",
+                false,
+                true,
+            ),
+            ("-j SVC-1", "SVC-1", false, true),
+            ("-s 10.0.0.1/32 -g SVC-1", "SVC-1", true, true),
+            // The kernel's verdict names another chain (a rename).
+            ("-d 10.0.0.1/32 -j SVC-1", "SVC-2", false, false),
+            ("-d 10.0.0.1/32 -j XSVC-1", "SVC-1", false, false),
+            // Jump where the kernel has goto, and the other way round.
+            ("-d 10.0.0.1/32 -j SVC-1", "SVC-1", true, false),
+            ("-d 10.0.0.1/32 -g SVC-1", "SVC-1", false, false),
+            // The chain's name not as the last word (a comment, options).
+            (
+                "-m comment --comment \"-j SVC-1\" -j ACCEPT",
+                "SVC-1",
+                false,
+                false,
+            ),
+            ("-d 10.0.0.1/32 -j SVC-1 --x", "SVC-1", false, false),
+        ];
+        for &(text, t, goto, want) in cases {
+            let got = stand_in(text, t, goto);
+            assert_eq!(got.is_some(), want, "{text} / {t} / goto {goto}");
+            if let Some(r) = got {
+                assert_eq!(ruleset::RuleBody::jump_target(&r), Some(t), "{text}");
+            }
+        }
+    }
 }
