@@ -37,7 +37,8 @@ suites:
             test, list -name; nfkeeper ipset against the ipset tool and nft
             (their default adapters; not in all)
   packet    TCP throughput and 64-byte UDP rate over veth through N rules
-            (scenarios a-e, g.compat; f.* on request with --case f.)
+            (scenarios a-e, g.compat, h.set (not in --quick);
+            f.* on request with --case f.)
 
 options:                                  full run / --quick
   --quick              sizes and repetitions for a first look (all suites

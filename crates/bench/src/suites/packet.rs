@@ -37,6 +37,7 @@ pub use rules::{Blocked, Dialect, Install, Proto, Variant, TRAFFIC_PORT, VARIANT
 
 use super::model::{Cmd, Op, Ruleset};
 use super::report::{Record, Status, Summary};
+use super::sets::SetOp;
 use super::{Adapter, Opts, Pin};
 use crate::netns::Netns;
 use std::collections::HashMap;
@@ -96,7 +97,9 @@ pub struct Given {
 }
 
 impl Plan {
-    /// From the common options and which of them were given: sizes 0,
+    /// From the common options and which of them were given: the rows
+    /// not run on request (quick: of those, the [`Variant::in_quick`]
+    /// ones; `--case` picks by id prefix), sizes 0,
     /// 100, 1k, 10k (quick: 0, 1k; `--sizes` gives 0 plus those), 1 s
     /// measurements (quick: 5 repetitions of 0.2 s unless `--reps` says
     /// otherwise, which keeps `bench --quick` under its 5 minutes; the
@@ -132,7 +135,7 @@ impl Plan {
                 .copied()
                 .filter(|v| {
                     if o.cases.is_empty() {
-                        !v.on_request()
+                        !v.on_request() && (!quick || v.in_quick())
                     } else {
                         o.cases.iter().any(|c| v.id().starts_with(c.as_str()))
                     }
@@ -286,13 +289,30 @@ fn complaint(argv: &[String], stderr: &str) -> String {
     format!("`{}`: {}", argv.join(" "), line.trim())
 }
 
-/// Loads `i` into `ns`: the ipset and the nfacct object first, then the
-/// adapter's restore command (the one its `Op::Restore` uses) with our
-/// text as its input.
+/// The command that restores `i`'s ipset for `a`: `a`'s own ipset
+/// restore (the one its set `Op::Restore` uses) when `i` asks for it and
+/// `a` has one, else the ipset tool's.
+fn set_restore(a: &dyn Adapter, i: &Install) -> Cmd {
+    let own = || {
+        let op = Op::Set(SetOp::Restore {
+            set: rules::SET.into(),
+            n: 0,
+        });
+        a.commands(&op)?.pop()
+    };
+    let c = i.own_set.then(own).flatten();
+    c.unwrap_or_else(|| Cmd::new(["ipset", "restore"]))
+}
+
+/// Loads `i` into `ns`: the ipset (see [`set_restore`]) and the nfacct
+/// object first, then the adapter's restore command (the one its
+/// `Op::Restore` uses) with our text as its input.
 fn install(ns: &Netns, a: &dyn Adapter, i: &Install, limit: Duration) -> Result<(), String> {
     let mut cmds = Vec::new();
     if let Some(set) = &i.ipset {
-        cmds.push(Cmd::new(["ipset", "restore"]).with_stdin(set.clone()));
+        let mut c = set_restore(a, i);
+        c.stdin = Some(set.clone());
+        cmds.push(c);
     }
     if let Some(acct) = i.nfacct {
         cmds.push(Cmd::new(["nfacct", "add", acct]));
@@ -388,7 +408,7 @@ enum Slot {
 /// thing, so a row equal to an earlier one repeats that row's samples
 /// instead of measuring again (N = 0 of the rule-list scenarios, whose
 /// ruleset is only the accepting rule; e.input of the iptables tools,
-/// which is a.addr's list). The text is kept as its length and a 128-bit
+/// which is a.addr's list; h.set of nft, which is e.input's set). The text is kept as its length and a 128-bit
 /// digest (two SipHash passes), not itself: a full run has hundreds of
 /// rows of up to megabytes each.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -426,7 +446,8 @@ fn prepare(plan: &Plan, (v, p, n): (Variant, Proto, usize), a: &dyn Adapter, av:
     let Some(inst) = v.install(dialect(a.name()), p, n) else {
         return Slot::Done(Status::NoForm);
     };
-    if let (Some(_), Err(why)) = (&inst.ipset, av.ipset) {
+    let tool_set = inst.ipset.is_some() && set_restore(a, &inst).argv[0] == "ipset";
+    if let (true, Err(why)) = (tool_set, av.ipset) {
         return Slot::Done(Status::Unavailable(why.clone()));
     }
     let blocked = v.blocked(n);
@@ -606,7 +627,9 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
          the server namespace (INPUT; raw PREROUTING or netdev ingress for e.raw \
          / e.ingress), hook policy DROP, N non-matching rules then the accepting \
          one (g.compat: after one `-m recent --set` rule that lists the \
-         traffic's source, so that every rule runs its xtables module). {}{} repetitions of each measurement: a TCP bulk transfer of {:.1} s (one connection, \
+         traffic's source, so that every rule runs its xtables module; h.set: \
+         one `-m set` rule on an ipset made by the tool's own ipset where it \
+         has one, nfkeeper's, else by the ipset tool). {}{} repetitions of each measurement: a TCP bulk transfer of {:.1} s (one connection, \
          128 KiB writes; the bytes the server read) or a {:.1} s UDP flood of 64-byte IP \
          packets (the packets that reached the server's socket per second of \
          sending: read, or dropped at its full buffer, from the kernel's \
@@ -617,8 +640,8 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
          measuring: traffic passes, and a probe matched by the last rule is \
          dropped. A row in which a tool loads the same ruleset as in an earlier \
          row (N = 0 of the rule-list scenarios; e.input of the iptables tools, \
-         which is a.addr's list) is measured once and shows that row's \
-         samples.\n",
+         which is a.addr's list; h.set of nft, which is e.input's set) is \
+         measured once and shows that row's samples.\n",
         match plan.warmup {
             0 => String::new(),
             w => format!("{w} discarded, then "),

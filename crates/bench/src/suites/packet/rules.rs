@@ -89,6 +89,12 @@ pub enum Variant {
     /// source on the list), so each rule runs its module and fails only on
     /// the port. Iptables dialect only (nft has no such form).
     Compat,
+    /// h) one ipset `hash:ip` of N members and one `-m set --match-set
+    /// … src` rule (iptables tools); the nft form is e.input's native set.
+    /// Unlike c.ipset, nfkeeper makes the set with its own ipset (see
+    /// [`Install::own_set`]), so its rule is a native lookup of its own
+    /// set while iptables-nft runs the kernel's ipset through xt `set`.
+    Set,
     /// f) N rules `-s ADDR -m length --length 0:L -j DROP` in blocks of k
     /// that differ only in the address (L differs between blocks, so each
     /// block is one run of k when runs are compiled): what a run of k costs
@@ -101,7 +107,7 @@ pub enum Variant {
 pub const RUN_LENGTHS: [u8; 5] = [8, 16, 24, 32, 64];
 
 /// Every variant, in report order.
-pub const VARIANTS: [Variant; 17] = [
+pub const VARIANTS: [Variant; 18] = [
     Variant::Addr,
     Variant::Multiport,
     Variant::PortSet,
@@ -114,6 +120,7 @@ pub const VARIANTS: [Variant; 17] = [
     Variant::BlockInput,
     Variant::BlockIngress,
     Variant::Compat,
+    Variant::Set,
     Variant::Runs(RUN_LENGTHS[0]),
     Variant::Runs(RUN_LENGTHS[1]),
     Variant::Runs(RUN_LENGTHS[2]),
@@ -136,6 +143,10 @@ pub struct Blocked {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Install {
     pub ipset: Option<String>,
+    /// Who restores `ipset`: the tool under test's own ipset when it has
+    /// one (nfkeeper's, whose sets its rules look up natively), else the
+    /// ipset tool (`false`: always the ipset tool, the kernel's sets).
+    pub own_set: bool,
     pub nfacct: Option<&'static str>,
     pub rules: String,
 }
@@ -166,6 +177,7 @@ impl Variant {
             Variant::BlockInput => "e.input",
             Variant::BlockIngress => "e.ingress",
             Variant::Compat => "g.compat",
+            Variant::Set => "h.set",
             Variant::Runs(8) => "f.runs8",
             Variant::Runs(24) => "f.runs24",
             Variant::Runs(16) => "f.runs16",
@@ -177,6 +189,14 @@ impl Variant {
     /// Rows that run only when `--case` names them.
     pub fn on_request(self) -> bool {
         matches!(self, Variant::Runs(_))
+    }
+
+    /// Rows of the default plan that `--quick` keeps: all but h.set (the
+    /// quick run has a `-m set` rule in c.ipset already, and h.set's dozen
+    /// more set-ups would eat the 5-minute budget); `--case h.` still runs
+    /// it quickly.
+    pub fn in_quick(self) -> bool {
+        self != Variant::Set
     }
 
     pub fn title(self) -> &'static str {
@@ -193,6 +213,7 @@ impl Variant {
             Variant::BlockInput => "blocklist of N at INPUT (nft: set)",
             Variant::BlockIngress => "blocklist of N at netdev ingress (nft set)",
             Variant::Compat => "N × recent / nfacct / time + --dport (INPUT)",
+            Variant::Set => "ipset hash:ip of N members, one -m set rule (INPUT)",
             Variant::Runs(8) => "N rules in runs of 8 (INPUT)",
             Variant::Runs(24) => "N rules in runs of 24 (INPUT)",
             Variant::Runs(16) => "N rules in runs of 16 (INPUT)",
@@ -245,6 +266,7 @@ impl Variant {
             Dialect::Iptables => iptables(self, p, n),
             Dialect::Nft => Install {
                 ipset: None,
+                own_set: false,
                 nfacct: None,
                 rules: nft(self, p, n),
             },
@@ -319,7 +341,7 @@ fn iptables(v: Variant, p: Proto, n: usize) -> Install {
                 compat_match(k),
                 port(k)
             ),
-            Variant::Ipset => Ok(()),
+            Variant::Ipset | Variant::Set => Ok(()),
             _ => writeln!(s, "-A {chain} -s {a}/32 -j DROP"),
         };
     }
@@ -334,10 +356,22 @@ fn iptables(v: Variant, p: Proto, n: usize) -> Install {
         ipset = Some(set);
         let _ = writeln!(s, "-A {chain} -m set --match-set {SET} src,dst -j DROP");
     }
+    if v == Variant::Set {
+        let mut set = format!(
+            "create {SET} hash:ip family inet hashsize 1024 maxelem {}\n",
+            n.max(65_536)
+        );
+        for k in 0..n {
+            let _ = writeln!(set, "add {SET} {}", addr(k));
+        }
+        ipset = Some(set);
+        let _ = writeln!(s, "-A {chain} -m set --match-set {SET} src -j DROP");
+    }
     let _ = writeln!(s, "-A {chain} -j ACCEPT\nCOMMIT");
     let nfacct = (v == Variant::Compat && n > 1).then_some(NFACCT);
     Install {
         ipset,
+        own_set: v == Variant::Set,
         nfacct,
         rules: s,
     }
@@ -425,7 +459,8 @@ fn nft(v: Variant, p: Proto, n: usize) -> String {
                 body.push(format!("ip saddr vmap @{SET}"));
             }
         }
-        Variant::BlockRaw | Variant::BlockInput | Variant::BlockIngress => {
+        // h) in nft is e.input's set: nft's own sets are the reference.
+        Variant::BlockRaw | Variant::BlockInput | Variant::BlockIngress | Variant::Set => {
             decls.push_str(&nft_set("set", SET, "ipv4_addr", &addrs()));
             body.push(format!("ip saddr @{SET} drop"));
         }
@@ -462,7 +497,8 @@ mod tests {
                 };
                 let _ = writeln!(got, "## {} {d:?} tcp", v.id());
                 if let Some(set) = &i.ipset {
-                    let _ = write!(got, "# ipset\n{set}");
+                    let by = if i.own_set { "own" } else { "tool" };
+                    let _ = write!(got, "# ipset ({by})\n{set}");
                 }
                 if let Some(acct) = i.nfacct {
                     let _ = writeln!(got, "# nfacct add {acct}");
@@ -533,6 +569,16 @@ mod tests {
                     port: 1033,
                 }),
             ),
+            // The last member: the traffic never matches, every packet
+            // looks its source up.
+            (
+                Variant::Set,
+                100_000,
+                Some(Blocked {
+                    src: Some(Ipv4Addr::new(10, 1, 134, 160)),
+                    port: TRAFFIC_PORT,
+                }),
+            ),
         ];
         for (v, n, want) in cases {
             assert_eq!(v.blocked(n), want, "{v:?} N={n}");
@@ -581,7 +627,7 @@ mod tests {
     fn sizes_scale_with_n() {
         let n = 1000;
         let count = |text: &str, needle: &str| text.matches(needle).count();
-        let cases: [(Variant, Dialect, &str, usize); 11] = [
+        let cases: [(Variant, Dialect, &str, usize); 13] = [
             (Variant::Addr, Dialect::Iptables, "-j DROP", n),
             (Variant::Addr, Dialect::Nft, " drop\n", n),
             (Variant::Multiport, Dialect::Iptables, "--dports", n),
@@ -596,6 +642,14 @@ mod tests {
             (Variant::Compat, Dialect::Iptables, "-m nfacct", n / 3),
             // The `--set` rule and a third of the N.
             (Variant::Compat, Dialect::Iptables, "-m recent", n / 3 + 2),
+            // One set rule however many members; nft's set holds them.
+            (
+                Variant::Set,
+                Dialect::Iptables,
+                "--match-set pktbench src ",
+                1,
+            ),
+            (Variant::Set, Dialect::Nft, "10.", n),
         ];
         for p in [Proto::Tcp, Proto::Udp] {
             for (v, d, needle, want) in cases {
@@ -603,12 +657,19 @@ mod tests {
                 assert_eq!(count(&i.rules, needle), want, "{v:?} {d:?} {p:?}");
             }
             let set = Variant::Ipset.install(Dialect::Iptables, p, n).unwrap();
+            assert!(!set.own_set, "c.ipset stays on the ipset tool");
             let text = set.ipset.unwrap();
             assert_eq!(count(&text, "\nadd "), n);
             assert!(
                 text.contains(&format!(",{}:1024\n", p.name())),
                 "{text:.200}"
             );
+            let set = Variant::Set.install(Dialect::Iptables, p, n).unwrap();
+            assert!(set.own_set, "h.set: the tool's own ipset");
+            let text = set.ipset.unwrap();
+            assert!(text.starts_with("create pktbench hash:ip "), "{text:.80}");
+            assert_eq!(count(&text, "\nadd "), n);
+            assert!(text.ends_with(&format!("add pktbench {}\n", addr(n - 1))));
         }
         // 10k multiport rules name more ports than exist: the set holds each
         // generated port once.

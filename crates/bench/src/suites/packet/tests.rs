@@ -47,6 +47,35 @@ fn plan_sizes() {
     }
 }
 
+/// Which rows a plan has: the default plan all but f.*, the quick one
+/// also not h.set; `--case` picks by prefix, quick or not.
+#[test]
+fn plan_variants() {
+    let ids = |cases: &[&str], quick| {
+        let o = Opts {
+            cases: cases.iter().map(|c| c.to_string()).collect(),
+            ..opts()
+        };
+        let g = Given { quick, ..QUICK };
+        let p = Plan::new(&o, g);
+        p.variants.iter().map(|v| v.id()).collect::<Vec<_>>()
+    };
+    // (cases, quick, has h.set, has f.runs8, rows)
+    let cases: [(&[&str], bool, bool, bool, usize); 5] = [
+        (&[], false, true, false, 13),
+        (&[], true, false, false, 12),
+        (&["h."], true, true, false, 1),
+        (&["h."], false, true, false, 1),
+        (&["f.", "h.set"], false, true, true, 6),
+    ];
+    for (c, quick, set, runs, rows) in cases {
+        let got = ids(c, quick);
+        assert_eq!(got.contains(&"h.set"), set, "{c:?} {quick}: {got:?}");
+        assert_eq!(got.contains(&"f.runs8"), runs, "{c:?} {quick}: {got:?}");
+        assert_eq!(got.len(), rows, "{c:?} {quick}: {got:?}");
+    }
+}
+
 fn rec(case: &str, status: Status, samples: &[f64]) -> Record {
     Record {
         suite: "packet".into(),
@@ -110,9 +139,16 @@ fn statuses_without_setup() {
     let gone: Version = Err(why.clone());
     let legacy = crate::suites::Iptables::legacy();
     // (variant, adapter, the adapter's version, ipset's, status)
-    let cases: [(Variant, &dyn Adapter, &Version, &Version, Status); 4] = [
+    let cases: [(Variant, &dyn Adapter, &Version, &Version, Status); 5] = [
         (
             Variant::Ipset,
+            &legacy,
+            &ok,
+            &gone,
+            Status::Unavailable(why.clone()),
+        ),
+        (
+            Variant::Set,
             &legacy,
             &ok,
             &gone,
@@ -129,6 +165,39 @@ fn statuses_without_setup() {
             Slot::Done(st) => assert_eq!(st, want, "{v:?} {}", a.name()),
             Slot::Ready { .. } => panic!("{v:?} {}: set up", a.name()),
         }
+    }
+}
+
+/// Who restores a row's ipset: the ipset tool for c.ipset whatever the
+/// tool; for h.set nfkeeper's own ipset (the same binary and leading
+/// words as its iptables), the ipset tool for the iptables tools.
+#[test]
+fn set_restore_per_tool() {
+    let nfk = crate::suites::Iptables::nfkeeper();
+    let plain = crate::suites::Iptables::nfkeeper_plain();
+    let bin = crate::suites::adapters::nfkeeper_bin();
+    let tool = vec!["ipset".to_string(), "restore".into()];
+    let own = vec![bin.clone(), "ipset".into(), "restore".into()];
+    let own_plain = vec![
+        bin,
+        "--no-compile-runs".into(),
+        "ipset".into(),
+        "restore".into(),
+    ];
+    let legacy = crate::suites::Iptables::legacy();
+    let ipt_nft = crate::suites::Iptables::nft();
+    let cases: [(Variant, &dyn Adapter, &Vec<String>); 7] = [
+        (Variant::Ipset, &nfk, &tool),
+        (Variant::Ipset, &legacy, &tool),
+        (Variant::Ipset, &ipt_nft, &tool),
+        (Variant::Set, &nfk, &own),
+        (Variant::Set, &plain, &own_plain),
+        (Variant::Set, &legacy, &tool),
+        (Variant::Set, &ipt_nft, &tool),
+    ];
+    for (v, a, want) in cases {
+        let i = v.install(Dialect::Iptables, Proto::Udp, 3).unwrap();
+        assert_eq!(&set_restore(a, &i).argv, want, "{v:?} {}", a.name());
     }
 }
 
@@ -165,6 +234,7 @@ fn verify_fails_without_effective_rules_root() {
     // A policy DROP without the accepting rule: nothing passes.
     let all_drop = Install {
         ipset: None,
+        own_set: false,
         nfacct: None,
         rules: "table ip filter {\n\tchain INPUT {\n\t\ttype filter hook input priority 0; policy drop;\n\t}\n}\n".into(),
     };
@@ -208,14 +278,22 @@ fn equal_rows_are_measured_once() {
             ]
         );
         assert!(ipt[1..].iter().all(|g| g.len() == 1), "{ipt:?}");
+        assert!(ipt.iter().any(|g| g == &["h.set"]), "{ipt:?}");
+        // h.set's nft form is e.input's set, at every N.
+        for n in [0, 1, 1000] {
+            let nft = groups(Dialect::Nft, p, n);
+            let set = nft.iter().find(|g| g.contains(&"e.input")).unwrap();
+            assert_eq!(set, &["e.input", "h.set"], "N={n}");
+        }
         let nft = groups(Dialect::Nft, p, 0);
         assert_eq!(nft[0], ["a.addr", "b.multiport", "c.rules", "d.jumps"]);
-        assert!(nft[1..].iter().all(|g| g.len() == 1), "{nft:?}");
+        let singles = |g: &Vec<&str>| g.len() == 1 || g == &["e.input", "h.set"];
+        assert!(nft[1..].iter().all(singles), "{nft:?}");
         for n in [1, 1000] {
             let ipt = groups(Dialect::Iptables, p, n);
             assert_eq!(ipt[0], ["a.addr", "e.input"]);
             assert!(ipt[1..].iter().all(|g| g.len() == 1), "{ipt:?}");
-            assert!(groups(Dialect::Nft, p, n).iter().all(|g| g.len() == 1));
+            assert!(groups(Dialect::Nft, p, n).iter().all(singles));
         }
     }
     // The tool and the protocol are part of what is measured.
@@ -287,6 +365,69 @@ fn compat_rules_load_xt_matches_root() {
     eprintln!("{tried} tools checked");
 }
 
+/// h) through each iptables tool present (nfkeeper where `NFKEEPER_BIN`
+/// or `PATH` has it; the others with the ipset tool): the traffic
+/// passes, the set's last member is dropped, and nft's listing shows
+/// what each tool made of the rule: nfkeeper a native lookup of its own
+/// set (`@pktbench`, no `xt`), iptables-nft the kernel's ipset through
+/// xtables (nft 1.0.6 prints `xt match set`).
+#[test]
+fn set_rule_uses_the_tools_own_set_root() {
+    use crate::suites::adapters::Iptables;
+    let _serial = crate::suites::KERNEL_TEST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if !crate::netns::is_root() {
+        eprintln!("skipped: needs root for network namespaces");
+        return;
+    }
+    let lim = Duration::from_secs(10);
+    let ipset = ipset_version(lim);
+    let (n, v) = (5, Variant::Set);
+    let mut tried = 0;
+    // (tool, what nft lists for the rule, what it must not list)
+    let cases = [
+        (Iptables::nfkeeper(), "ip saddr @pktbench", "xt "),
+        (Iptables::nft(), "xt match set", "@pktbench"),
+        (Iptables::legacy(), "", ""),
+    ];
+    for (a, want, not) in cases {
+        if let Err(why) = a.available() {
+            eprintln!("{}: skipped: {why}", a.name());
+            continue;
+        }
+        let inst = v.install(Dialect::Iptables, Proto::Udp, n).unwrap();
+        let by_tool = set_restore(&a, &inst).argv[0] == "ipset";
+        if let (true, Err(why)) = (by_tool, &ipset) {
+            eprintln!("{}: skipped: {why}", a.name());
+            continue;
+        }
+        assert_eq!(by_tool, a.name() != "nfkeeper", "{}", a.name());
+        let blocked = v.blocked(n);
+        let pair = Pair::new(blocked.and_then(|b| b.src), lim).expect("pair");
+        install(&pair.server, &a, &inst, lim).unwrap_or_else(|e| panic!("{e}"));
+        let (cl, sv) = pair.places(None);
+        for p in [Proto::Udp, Proto::Tcp] {
+            verify(&cl, &sv, p, blocked).unwrap_or_else(|e| panic!("{}: {e}", a.name()));
+        }
+        tried += 1;
+        if want.is_empty() {
+            continue;
+        }
+        // nfkeeper's table is `ip nfkeeper_filter`, iptables-nft's `ip filter`.
+        let argv = ["nft", "list", "ruleset"];
+        let out = pair.server.run(&argv, None, lim).expect("nft list").stdout;
+        let rule: Vec<&str> = out
+            .lines()
+            .filter(|l| l.trim_end().ends_with(" drop"))
+            .collect();
+        assert_eq!(rule.len(), 1, "{}:\n{out}", a.name());
+        assert!(rule[0].contains(want), "{}: {}", a.name(), rule[0]);
+        assert!(!rule[0].contains(not), "{}: {}", a.name(), rule[0]);
+    }
+    eprintln!("{tried} tools checked");
+}
+
 /// The quick suite at tiny N with the nft adapter, through the kernel:
 /// every form nft has passes its checks (traffic passes, the last rule
 /// drops its probe) and yields positive, finite costs.
@@ -312,8 +453,11 @@ fn tiny_suite_with_nft_root() {
     };
     let ads: Vec<Box<dyn Adapter>> = vec![Box::new(Nft)];
     let rs = run(&plan, &ads);
-    // The default plan: every row but those run on request.
-    let planned = VARIANTS.iter().filter(|v| !v.on_request()).count();
+    // The quick plan: every row but those run on request and h.set.
+    let planned = VARIANTS
+        .iter()
+        .filter(|v| !v.on_request() && v.in_quick())
+        .count();
     assert_eq!(rs.len(), planned * 2 * 2);
     for r in &rs {
         let applies = VARIANTS
