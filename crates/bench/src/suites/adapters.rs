@@ -148,17 +148,23 @@ pub struct Iptables {
 }
 
 /// The nfkeeper binary to measure: $NFKEEPER_BIN, else `nfkeeper` next to
-/// this program (cargo puts both in target/release), else on $PATH.
+/// this program (cargo puts both in target/release; a test binary is one
+/// level down, in `deps/`), else on $PATH.
 pub fn nfkeeper_bin() -> String {
     if let Some(p) = std::env::var_os("NFKEEPER_BIN") {
         return p.to_string_lossy().into_owned();
     }
-    std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join("nfkeeper")))
-        .filter(|p| p.is_file())
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "nfkeeper".into())
+    // Beside this binary; for cargo's test binaries (in `deps/`), beside
+    // the directory, where cargo puts the workspace's binaries.
+    let exe = std::env::current_exe().ok();
+    let dir = exe.as_deref().and_then(|e| e.parent());
+    let up = dir.filter(|d| d.ends_with("deps")).and_then(|d| d.parent());
+    let found = [dir, up]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join("nfkeeper"))
+        .find(|p| p.is_file());
+    found.map_or_else(|| "nfkeeper".into(), |p| p.to_string_lossy().into_owned())
 }
 
 /// Another nfkeeper build to compare against ($NFKEEPER_OLD_BIN; the
