@@ -290,12 +290,18 @@ impl Backend for Front<'_> {
             return r;
         }
         fresh(self.sh, self.who, self.family, self.prog);
-        if let Command::ListRules { chain, num, .. } = &p.command {
-            // From the table's kept save text, as direct mode answers from
-            // its snapshot; a missing chain or rule: the model words it.
+        if let Command::ListRules {
+            chain: None,
+            num: None,
+            ..
+        } = &p.command
+        {
+            // The whole table: from its kept save text, as direct mode
+            // answers from its snapshot. One chain or one rule: the model
+            // prints just those (O(chain), O(1)), not a scan of the table.
             let st = self.sh.read_lock();
             let text = self.table_text(&st, kind);
-            if let Some(o) = keeper::snapshot::spec_text(&text, chain.as_deref(), *num) {
+            if let Some(o) = keeper::snapshot::spec_text(&text, None, None) {
                 drop(st);
                 self.foreign(kind);
                 return Ok(o);
