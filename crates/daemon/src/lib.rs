@@ -122,6 +122,10 @@ pub fn parse_args(args: &[String]) -> Result<Config, String> {
     Ok(c)
 }
 
+/// Per table: the generation its save text was printed at, and the text.
+pub type SaveTexts =
+    std::collections::HashMap<(ruleset::Family, ruleset::TableKind), (u32, Arc<String>)>;
+
 /// What every thread shares.
 pub struct Shared {
     pub cfg: Config,
@@ -142,8 +146,7 @@ pub struct Shared {
     /// iptables-save text of each table (without counters) as the model
     /// had it at a generation: repeated saves of an unchanged table are a
     /// copy, not a walk over every rule (see `conn::Front::save`).
-    pub save_texts:
-        Mutex<std::collections::HashMap<(ruleset::Family, ruleset::TableKind), (u32, Arc<String>)>>,
+    pub save_texts: Mutex<SaveTexts>,
 }
 
 /// The kernel socket, held (see [`Shared::kernel_socket`]).

@@ -200,7 +200,7 @@ fn kept_read_texts_follow_foreign_changes() {
             l.rsplit_once("# handle ")
                 .map(|(_, h)| h.trim().to_string())
         })
-        .last()
+        .next_back()
     else {
         eprintln!("SKIP: no nft listing with handles: {text}");
         return;

@@ -509,7 +509,8 @@ mod tests {
         use Step::*;
         // (steps, per message between begin and end: (set, keys); "" for
         // a table)
-        let cases: Vec<(Vec<Step>, Vec<(&str, Vec<u8>)>)> = vec![
+        type Want = Vec<(&'static str, Vec<u8>)>;
+        let cases: Vec<(Vec<Step>, Want)> = vec![
             (
                 vec![Add("s", 0, &[1]), Add("s", 0, &[2]), Add("s", 0, &[3, 4])],
                 vec![("s", vec![1, 2, 3, 4])],

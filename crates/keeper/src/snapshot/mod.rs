@@ -368,7 +368,7 @@ pub fn write_save_text(
         head_end += line.len();
     }
     out.write_all(save_text(&save[..head_end], live).as_bytes())?;
-    out.write_all(save[head_end..].as_bytes())
+    out.write_all(&save.as_bytes()[head_end..])
 }
 
 /// The save text with the policy counters `live` (chain name → `[p:b]`)
