@@ -7,13 +7,14 @@
 //! root) and on the real one in a fresh network namespace.
 
 use compile::runs::RunOpts;
-use iptables::exec::RestoreOpts;
-use keeper::verify::verify_table;
 use keeper::{Session, Settings};
 use nft::Socket;
 use ruleset::{Family, TableKind};
 use std::collections::HashSet;
 use testkit::in_netns;
+
+mod rewrite_support;
+use rewrite_support::{assert_clean, restore};
 
 const TABLE: &str = "nfkeeper_filter";
 
@@ -148,15 +149,6 @@ fn rewrite_input(rules: &[&str], counters: bool, extra: &str) -> String {
     s
 }
 
-fn restore(s: &mut Session, input: &str, noflush: bool, counters: bool) -> Result<(), String> {
-    let mut o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
-    o.noflush = noflush;
-    o.counters = counters;
-    s.restore(input, &o)
-        .map(|_| ())
-        .map_err(|e| e.render("iptables-restore"))
-}
-
 /// SVC's lines of `iptables-save -c`.
 fn saved(s: &mut Session) -> Vec<String> {
     s.save_text(true, Some(TableKind::Filter))
@@ -176,18 +168,6 @@ fn handles(sock: &mut Socket) -> Vec<u64> {
     })
     .expect("dump");
     out
-}
-
-fn assert_clean(sock: &mut Socket, what: &str) {
-    let rep = verify_table(sock, Family::Ipv4, TableKind::Filter)
-        .expect("verify")
-        .expect("table");
-    assert!(
-        rep.diffs.is_empty() && rep.notes.is_empty(),
-        "{what}: {:#?} {:#?}",
-        rep.diffs,
-        rep.notes
-    );
 }
 
 /// Every case on one kernel; `open` gives a socket to it.
