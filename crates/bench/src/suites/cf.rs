@@ -162,13 +162,9 @@ mod tests {
     /// tool), and the warm-up is not among the samples.
     #[test]
     fn smoke_n10_root() {
-        let _serial = crate::suites::KERNEL_TEST
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if !crate::netns::is_root() {
-            eprintln!("skipped: the suite creates network namespaces, which needs root");
+        let Some(_serial) = crate::suites::kernel_test() else {
             return;
-        }
+        };
         let o = Opts {
             reps: 1,
             fast_reps: 2,

@@ -95,13 +95,9 @@ mod tests {
         };
         let cs = cases(&o);
         assert_eq!(cs.len(), 2);
-        let _serial = crate::suites::KERNEL_TEST
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if !crate::netns::is_root() {
-            eprintln!("skipped: the suite creates network namespaces, which needs root");
+        let Some(_serial) = crate::suites::kernel_test() else {
             return;
-        }
+        };
         let adapters = crate::suites::adapters::present();
         let recs = crate::suites::run(&cs, &adapters, &o);
         assert_eq!(recs.len(), 3 * adapters.len());

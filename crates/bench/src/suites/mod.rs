@@ -52,7 +52,19 @@ pub mod sets;
 /// one test process, the packet suite's server failed to bind its port
 /// (cause not found yet; see the session notes).
 #[cfg(test)]
-pub(crate) static KERNEL_TEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static KERNEL_TEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// For a kernel test: the lock that serialises them (held until the
+/// guard drops), or `None` (skip, said on stderr) when not root.
+#[cfg(test)]
+pub(crate) fn kernel_test() -> Option<std::sync::MutexGuard<'static, ()>> {
+    let serial = KERNEL_TEST.lock().unwrap_or_else(|e| e.into_inner());
+    if !crate::netns::is_root() {
+        eprintln!("skipped: the test creates network namespaces, which needs root");
+        return None;
+    }
+    Some(serial)
+}
 
 pub use adapters::{baselines, Adapter, Iptables, Nft};
 pub use model::{Check, Cmd, Listing, Op, Rule, Ruleset, Table, TableSpec, Target};

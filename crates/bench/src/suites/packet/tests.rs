@@ -309,13 +309,9 @@ fn equal_rows_are_measured_once() {
 #[test]
 fn compat_rules_load_xt_matches_root() {
     use crate::suites::adapters::Iptables;
-    let _serial = crate::suites::KERNEL_TEST
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if !crate::netns::is_root() {
-        eprintln!("skipped: needs root for network namespaces");
+    let Some(_serial) = crate::suites::kernel_test() else {
         return;
-    }
+    };
     let lim = Duration::from_secs(10);
     let ns = Netns::new().expect("namespace");
     if ns.run(&["nfacct", "list"], None, lim).is_err() {
@@ -374,13 +370,9 @@ fn compat_rules_load_xt_matches_root() {
 #[test]
 fn set_rule_uses_the_tools_own_set_root() {
     use crate::suites::adapters::Iptables;
-    let _serial = crate::suites::KERNEL_TEST
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if !crate::netns::is_root() {
-        eprintln!("skipped: needs root for network namespaces");
+    let Some(_serial) = crate::suites::kernel_test() else {
         return;
-    }
+    };
     let lim = Duration::from_secs(10);
     let ipset = ipset_version(lim);
     let (n, v) = (5, Variant::Set);
@@ -433,13 +425,9 @@ fn set_rule_uses_the_tools_own_set_root() {
 /// drops its probe) and yields positive, finite costs.
 #[test]
 fn tiny_suite_with_nft_root() {
-    let _serial = crate::suites::KERNEL_TEST
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if !crate::netns::is_root() {
-        eprintln!("skipped: needs root for network namespaces");
+    let Some(_serial) = crate::suites::kernel_test() else {
         return;
-    }
+    };
     if let Err(why) = Nft.available() {
         eprintln!("skipped: {why}");
         return;
