@@ -117,6 +117,7 @@ impl<'a> Planner<'a> {
             return self.fresh_command(kind, t, p, out);
         }
         self.ensure_table(kind);
+        self.repair_censuses(kind);
         match p.command.clone() {
             Command::Append(chain) => self.append(kind, t, p, &chain, out),
             Command::Insert(chain, n) => self.insert(kind, t, p, &chain, n, out),

@@ -140,6 +140,7 @@ impl Planner<'_> {
         if self.p.is_fresh(self.family, kind) {
             return self.run(kind, t, p, &mut String::new());
         }
+        self.repair_censuses(kind);
         if !matches!(
             p.command,
             Command::Append(_)

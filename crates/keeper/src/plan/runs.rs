@@ -598,6 +598,33 @@ impl Planner<'_> {
         self.p.side_effects.insert((self.family, run.kind));
     }
 
+    /// Rewrite the catalog census of table `kind`'s runs read with other
+    /// members than it counts (see [`crate::plan::view::KernelView::stale_census`]), before
+    /// the first change of the write: membership changes then count from
+    /// what the kernel holds, and `verify` checks the run against it.
+    pub(crate) fn repair_censuses(&mut self, kind: TableKind) {
+        if !self.view.stale_census.iter().any(|(k, ..)| *k == kind) {
+            return;
+        }
+        let mut stale = std::mem::take(&mut self.view.stale_census);
+        stale.retain(|&(k, ri, read)| {
+            if k != kind {
+                return true;
+            }
+            let Some(run) = self.view.runs.get(ri as usize).and_then(Option::as_ref) else {
+                return false;
+            };
+            let (set, old) = (run.set.clone(), run.census);
+            self.write_census(kind, &set, old, Some(read));
+            if let Some(run) = self.view.runs[ri as usize].as_mut() {
+                run.census = Some(read);
+            }
+            self.p.side_effects.insert((self.family, kind));
+            false
+        });
+        self.view.stale_census = stale;
+    }
+
     /// Replace run `set`'s census in the catalog: `old` is what the kernel
     /// has (`None`: no element), `new` what it should have (`None`: no
     /// element). At most one element delete and one add.

@@ -74,6 +74,12 @@ pub struct KernelView {
     /// being made (see [`crate::read::refresh_counters`]); emptied by
     /// [`KernelView::forget_counters_read`].
     pub(crate) fresh_counters: HashSet<(TableKind, String)>,
+    /// Runs read whole whose members differ from their census in the
+    /// catalog (elements removed or added behind nfkeeper's back): by
+    /// table, the run's index and the census of the members read. The next
+    /// write to the table rewrites the census (see
+    /// [`crate::plan::Planner::repair_censuses`]).
+    pub(crate) stale_census: Vec<(TableKind, u32, Census)>,
 }
 
 /// Rules by chain, then canonical text (see [`crate::read::Snapshot::texts`]).
@@ -209,6 +215,12 @@ impl KernelView {
             let idx = self.runs.len() as u32;
             for id in &r.members {
                 self.members.insert((kind, *id), idx);
+            }
+            if !r.partial {
+                let read = Census::of(r.members.iter().copied());
+                if r.census.is_some_and(|c| c != read) {
+                    self.stale_census.push((kind, idx, read));
+                }
             }
             self.runs.push(Some(RunLoc {
                 kind,
