@@ -34,6 +34,14 @@ pub(crate) fn current_task() -> Task {
 }
 
 impl Transport for Conn {
+    fn sibling(&self) -> Option<Box<dyn Transport>> {
+        let portid = self.kernel.lock().connect();
+        Some(Box::new(Conn {
+            kernel: self.kernel.clone(),
+            portid,
+        }))
+    }
+
     fn portid(&self) -> u32 {
         self.portid
     }

@@ -116,6 +116,13 @@ impl Socket {
         self.transport.netns_cookie()
     }
 
+    /// Another socket to the same kernel namespace, for requests on another
+    /// thread (see [`Transport::sibling`]); `None` when the transport
+    /// cannot open one.
+    pub fn sibling(&self) -> Option<Socket> {
+        Socket::with_transport(self.transport.sibling()?).ok()
+    }
+
     pub fn portid(&self) -> u32 {
         self.transport.portid()
     }

@@ -81,6 +81,14 @@ pub trait Transport: Send {
     fn netns_cookie(&self) -> Option<u64> {
         None
     }
+
+    /// Another connection to the same kernel (the same network namespace),
+    /// for requests on another thread. `None` when this transport cannot
+    /// open one it knows to reach the same namespace; the caller then does
+    /// the work on this one.
+    fn sibling(&self) -> Option<Box<dyn Transport>> {
+        None
+    }
 }
 
 const SOL_NETLINK: i32 = 270;
@@ -310,6 +318,16 @@ impl Transport for Netlink {
             )
         };
         (r == 0 && len as usize == std::mem::size_of::<u64>()).then_some(cookie)
+    }
+
+    /// A new socket opened in the calling thread's namespace, kept only
+    /// when its namespace cookie is this one's (a thread that moved to
+    /// another namespace after this socket was opened gets `None`, as does
+    /// a kernel without cookies).
+    fn sibling(&self) -> Option<Box<dyn Transport>> {
+        let mine = self.netns_cookie()?;
+        let other = Netlink::open_requests().ok()?;
+        (other.netns_cookie() == Some(mine)).then(|| Box::new(other) as Box<dyn Transport>)
     }
 }
 

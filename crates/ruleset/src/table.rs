@@ -683,6 +683,14 @@ impl<R: RuleBody> Table<R> {
         self.spec.reserve(additional);
     }
 
+    /// Give back spare capacity of the rule slab and indexes (after a
+    /// [`Table::reserve`] by an upper bound). O(rules).
+    pub fn shrink_to_fit(&mut self) {
+        self.rules.shrink_to_fit();
+        self.ids.shrink_to_fit();
+        self.spec.shrink_to_fit();
+    }
+
     pub fn rule_count(&self) -> usize {
         self.ids.len()
     }

@@ -16,10 +16,13 @@ use ruleset::{Counters, Family, Policy, RuleId, Table, TableKind};
 use std::collections::{HashMap, HashSet};
 
 mod counters;
+mod dump;
 mod run;
 mod tail;
 
 pub use counters::refresh_counters;
+pub(crate) use dump::{counters_and_target, per_chain_dumps};
+use dump::{dump_rules, KernelRule};
 use run::{read_run, RunRule};
 pub use tail::{tail, Tail, TailRun};
 
@@ -411,29 +414,96 @@ fn read_chains_and_rules(
     }
     let lazy: HashSet<&str> = lazy.iter().map(String::as_str).collect();
     let (mut texts, censuses) = read_catalog(sock, fam, &tname)?;
-    let mut rules: Vec<KernelRule> = Vec::new();
-    match only {
-        Some(list) => {
-            for c in list {
-                if snap.table.chain(c).is_some() {
-                    dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
-                }
+    // `Some`: one dump per chain, in this order; `None`: one for the table.
+    let list: Option<Vec<&str>> = match only {
+        Some(list) => Some(
+            list.iter()
+                .map(String::as_str)
+                .filter(|c| snap.table.chain(c).is_some())
+                .collect(),
+        ),
+        None => per_chain_dumps(chains.iter().filter(|c| c.table == tname)),
+    };
+    let mut reader = Reader {
+        family,
+        kind,
+        partial: only.is_some(),
+        probe,
+        lazy: &lazy,
+        texts: &mut texts,
+        censuses: &censuses,
+    };
+    let other = list
+        .as_ref()
+        .filter(|l| l.len() >= dump::PARALLEL_CHAINS)
+        .and_then(|_| sock.sibling());
+    match (list, other) {
+        (Some(list), Some(other)) => {
+            // The use counts bound the rules (they also count references):
+            // room for them up front, the spare given back after a whole
+            // read, whose model may live on (the daemon's).
+            let bound: u64 = chains
+                .iter()
+                .filter(|c| c.table == tname)
+                .map(|c| u64::from(c.use_count.unwrap_or(0)))
+                .sum();
+            let bound = bound.min(1 << 22) as usize;
+            snap.table.reserve(bound);
+            snap.handles.reserve(bound);
+            dump::dump_parallel(other, fam, &tname, &list, |kr| {
+                reader.take(sock, &mut snap, kr)
+            })?;
+            if only.is_none() {
+                snap.table.shrink_to_fit();
+                snap.handles.shrink_to_fit();
             }
         }
-        None => match per_chain_dumps(chains.iter().filter(|c| c.table == tname)) {
-            Some(list) => {
-                for c in list {
-                    dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
+        (list, _) => {
+            let mut rules: Vec<KernelRule> = Vec::new();
+            match list {
+                Some(list) => {
+                    for c in list {
+                        dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
+                    }
                 }
+                None => dump_rules(sock, fam, &tname, None, &mut rules)?,
             }
-            None => dump_rules(sock, fam, &tname, None, &mut rules)?,
-        },
+            // Exact room for what the dump returned: growing by doubling
+            // would leave up to half of the rule slab unused for the
+            // model's lifetime.
+            snap.table.reserve(rules.len());
+            snap.handles.reserve(rules.len());
+            for kr in rules {
+                reader.take(sock, &mut snap, kr)?;
+            }
+        }
     }
-    // Exact room for what the dump returned: growing by doubling would
-    // leave up to half of the rule slab unused for the model's lifetime.
-    snap.table.reserve(rules.len());
-    snap.handles.reserve(rules.len());
-    for kr in rules {
+    Ok(snap)
+}
+
+/// What turns dumped kernel rules into a snapshot's model (see
+/// [`read_chains_and_rules`]).
+struct Reader<'a> {
+    family: Family,
+    kind: TableKind,
+    /// A partial read (some chains' rules only).
+    partial: bool,
+    probe: Option<&'a Rule>,
+    /// Chains whose run members are read unparsed.
+    lazy: &'a HashSet<&'a str>,
+    texts: &'a mut Texts,
+    censuses: &'a Censuses,
+}
+
+impl Reader<'_> {
+    /// Rule `kr` into `snap`: a run's rule reads its members (element
+    /// dumps on `sock`); a plain rule is rebuilt from its userdata.
+    fn take(
+        &mut self,
+        sock: &mut Socket,
+        snap: &mut Snapshot,
+        kr: KernelRule,
+    ) -> Result<(), nft::Error> {
         let KernelRule {
             chain,
             handle,
@@ -441,6 +511,7 @@ fn read_chains_and_rules(
             counters,
             target,
         } = kr;
+        let (family, kind) = (self.family, self.kind);
         if let Some((kb, set)) = userdata
             .as_deref()
             .and_then(|u| userdata::decode(u).ok())
@@ -458,37 +529,33 @@ fn read_chains_and_rules(
                 set: &set,
                 target: target.as_deref(),
                 shape: shape_text.as_deref(),
-                lazy: only.is_some() && probe.is_none() && lazy.contains(chain.as_str()),
+                lazy: self.partial && self.probe.is_none() && self.lazy.contains(chain.as_str()),
             };
-            read_run(sock, &mut snap, kind, rk, only.is_some(), probe, &mut texts)?;
+            read_run(sock, snap, kind, rk, self.partial, self.probe, self.texts)?;
             if let Some(r) = snap.runs.last_mut() {
-                r.census = compile::runs::run_id(&r.set).and_then(|i| censuses.get(&i).copied());
+                r.census =
+                    compile::runs::run_id(&r.set).and_then(|i| self.censuses.get(&i).copied());
             }
-            continue;
+            return Ok(());
         }
         let Some((id, mut rule, chunks, text)) =
-            rebuild(family, kind, &chain, userdata.as_deref(), &mut texts)
+            rebuild(family, kind, &chain, userdata.as_deref(), self.texts)
         else {
             snap.foreign.push(format!(
                 "rule handle {handle} in chain {chain} (no nfkeeper userdata)"
             ));
             snap.foreign_in.insert(chain);
-            continue;
+            return Ok(());
         };
         let as_text = text_holds(&rule, target.as_deref());
-        follow_target(
-            &mut snap.table,
-            &mut rule,
-            target.as_deref(),
-            only.is_some(),
-        );
+        follow_target(&mut snap.table, &mut rule, target.as_deref(), self.partial);
         match snap.table.append_with_id(&chain, id, rule, counters) {
             Ok(id) => {
                 snap.handles.insert(id, handle);
                 if chunks > 0 {
                     snap.overflow.insert(id, chunks);
                 }
-                if only.is_some() && as_text {
+                if self.partial && as_text {
                     snap.texts.entry(chain).or_default().insert(text, id);
                 }
             }
@@ -498,8 +565,8 @@ fn read_chains_and_rules(
                 snap.foreign_in.insert(chain);
             }
         }
+        Ok(())
     }
-    Ok(snap)
 }
 
 /// The kernel's verdict names the target chain as it is now (a rename
@@ -520,90 +587,6 @@ fn retarget(rule: &mut Rule, t: &str) {
     if rule.jump_target().is_some_and(|old| old != t) {
         rule.retarget(t);
     }
-}
-
-/// How to dump all rules of a table: `Some(chains)`, one dump per chain
-/// that has any, or `None`, one table-wide dump. The kernel resumes a dump
-/// by skipping from the first rule of what is dumped for every 32 KiB reply
-/// (~100 of our rules), so a dump of R rules costs ~R²/200 skip steps,
-/// while each extra request costs about what ~250 steps do (a round trip of
-/// ~10 µs against ~40 ns per step). The kernel's use count per chain (its
-/// rules plus references to it) bounds each chain's rules; chains with a
-/// use count of 0 have none. Choose the cheaper estimate: many small chains
-/// favour one dump, a few long ones one dump each (1M rules in 1000 chains:
-/// seconds instead of many minutes).
-pub(crate) fn per_chain_dumps<'a>(
-    chains: impl Iterator<Item = &'a nft::Chain>,
-) -> Option<Vec<&'a str>> {
-    let mut used: Vec<(&str, u64)> = Vec::new();
-    for c in chains {
-        match c.use_count {
-            Some(0) => {}
-            n => used.push((c.name.as_str(), u64::from(n.unwrap_or(u32::MAX / 2)))),
-        }
-    }
-    let total: u64 = used.iter().map(|u| u.1).sum();
-    let one = 250 + total.saturating_mul(total) / 200;
-    let each = used.iter().fold(0u64, |acc, u| {
-        acc.saturating_add(250)
-            .saturating_add(u.1.saturating_mul(u.1) / 200)
-    });
-    (each <= one).then(|| used.into_iter().map(|u| u.0).collect())
-}
-
-/// One kernel rule as far as reading it back needs.
-struct KernelRule {
-    chain: String,
-    handle: u64,
-    userdata: Option<Vec<u8>>,
-    counters: Counters,
-    /// The chain of its jump/goto verdict, if any.
-    target: Option<String>,
-}
-
-/// Rules of chain `chain` of our table `tname`, appended to `out`.
-fn dump_rules(
-    sock: &mut Socket,
-    fam: nft::Family,
-    tname: &str,
-    chain: Option<&str>,
-    out: &mut Vec<KernelRule>,
-) -> Result<(), nft::Error> {
-    sock.rules(fam, Some(tname), chain, |r| {
-        if r.table != tname || chain.is_some_and(|c| c != r.chain) {
-            return Ok(());
-        }
-        let (counters, target) = counters_and_target(&r);
-        out.push(KernelRule {
-            chain: r.chain.to_string(),
-            handle: r.handle.unwrap_or(0),
-            userdata: r.userdata.map(<[u8]>::to_vec),
-            counters,
-            target,
-        });
-        Ok(())
-    })
-}
-
-/// A kernel rule's counters (its counter expression) and the chain its
-/// jump/goto verdict names, if any.
-pub(crate) fn counters_and_target(r: &nft::RuleRef<'_>) -> (Counters, Option<String>) {
-    let mut counters = Counters::default();
-    let mut target = None;
-    // Only these two kinds are decoded: the others' names are read and
-    // their data skipped.
-    const KINDS: &[&str] = &[nft::expr::KIND_COUNTER, nft::expr::KIND_IMMEDIATE];
-    for e in r.exprs_of(KINDS) {
-        match e {
-            Ok(Expr::Counter { bytes, packets }) => counters = Counters { packets, bytes },
-            Ok(Expr::Immediate {
-                data: nft::Data::Verdict(Verdict::Jump(c) | Verdict::Goto(c)),
-                ..
-            }) => target = Some(c),
-            _ => {}
-        }
-    }
-    (counters, target)
 }
 
 /// A chain from the kernel into the snapshot's model.
@@ -740,43 +723,5 @@ fn text_holds(rule: &Rule, target: Option<&str>) -> bool {
     match (ruleset::RuleBody::jump_target(rule), target) {
         (Some(a), Some(b)) => a == b,
         _ => true,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::per_chain_dumps;
-
-    fn chains(uses: &[(usize, u32)]) -> Vec<nft::Chain> {
-        let mut v = Vec::new();
-        for &(count, used) in uses {
-            for _ in 0..count {
-                let mut c = nft::Chain::new(nft::Family::Ipv4, "t", &format!("c{}", v.len()));
-                c.use_count = Some(used);
-                v.push(c);
-            }
-        }
-        v
-    }
-
-    #[test]
-    fn long_chains_are_dumped_one_by_one_many_short_ones_at_once() {
-        // (count, use count) groups of chains -> chains dumped one by one.
-        type Shape = &'static [(usize, u32)];
-        let cases: &[(Shape, Option<usize>)] = &[
-            // 1000 chains of 1000 rules: per chain (one dump would be O(R²)).
-            (&[(1000, 1000)], Some(1000)),
-            // One 50k-rule chain among 100k empty ones: just that chain.
-            (&[(1, 50_000), (100_000, 0)], Some(1)),
-            // 10k chains of one rule: one dump (10k requests cost more).
-            (&[(10_000, 1)], None),
-            // Nothing used: no dump at all.
-            (&[(5, 0)], Some(0)),
-        ];
-        for (shape, want) in cases {
-            let cs = chains(shape);
-            let got = per_chain_dumps(cs.iter()).map(|v| v.len());
-            assert_eq!(got, *want, "{shape:?}");
-        }
     }
 }

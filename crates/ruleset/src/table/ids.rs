@@ -71,6 +71,11 @@ impl IdIndex {
         self.dense.reserve(additional);
     }
 
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.dense.shrink_to_fit();
+        self.sparse.shrink_to_fit();
+    }
+
     /// Heap bytes: the vector plus the map (entries and control bytes).
     pub(crate) fn heap_bytes(&self, map_bytes: fn(usize, usize) -> usize) -> usize {
         self.dense.capacity() * 4
