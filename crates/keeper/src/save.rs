@@ -148,42 +148,80 @@ pub fn save_table_to(
         .collect();
     if per_chain_dumps(chains.iter()).is_some() {
         // A few long chains: one dump each, in print order, written as the
-        // rules arrive.
-        let mut line = String::new();
-        for (chain, used) in order {
-            if used == Some(0) {
-                continue;
-            }
-            let mut failed: Option<std::io::Error> = None;
-            // Lines after the chain's first run wait for its elements.
-            let mut held: Vec<Piece> = Vec::new();
-            sock.rules(fam, Some(&tname), Some(chain), |r| {
-                if r.table != tname || r.chain != chain || failed.is_some() {
-                    return Ok(());
-                }
-                line.clear();
-                match rule_line(&r, counters, &mut texts, foreign, &mut line) {
-                    Line::Text if held.is_empty() => {
-                        if let Err(e) = out.write_all(line.as_bytes()) {
-                            failed = Some(e);
+        // rules arrive; many chains with the dumps on another thread.
+        let list: Vec<&str> = order
+            .iter()
+            .filter(|(_, used)| *used != Some(0))
+            .map(|(c, _)| *c)
+            .collect();
+        let other = (list.len() >= PARALLEL_CHAINS)
+            .then(|| sock.sibling())
+            .flatten();
+        if let Some(other) = other {
+            let mut w = ChainOut::default();
+            nft::prefetch::rules_of_chains(
+                other,
+                fam,
+                &tname,
+                &list,
+                |r| ahead(r, counters),
+                |i, a| {
+                    let r = match a {
+                        Some(Ahead::Line(l)) => w.line(out, &l),
+                        Some(Ahead::Run(p)) => {
+                            w.held.push(p);
+                            Ok(())
                         }
-                    }
-                    Line::Text => held.push(Piece::Text(line.clone())),
-                    Line::Run(run) => held.push(run),
-                    Line::Foreign => {}
-                }
-                Ok(())
+                        Some(Ahead::Chunked(k)) => {
+                            let mut line = String::new();
+                            match text_line(&k, counters, &mut texts, foreign, &mut line) {
+                                Line::Text => w.line(out, &line),
+                                _ => Ok(()),
+                            }
+                        }
+                        None => {
+                            return w.end(
+                                sock, fam, &tname, list[i], counters, &mut texts, foreign, out,
+                            )
+                        }
+                    };
+                    r.map_err(|e| {
+                        w.failed = Some(e);
+                        nft::Error::Truncated
+                    })
+                },
+            )
+            .map_err(|e| match w.failed.take() {
+                Some(io) => SaveError::Output(io),
+                None => SaveError::Kernel(e),
             })?;
-            if let Some(e) = failed {
-                return Err(e.into());
+        } else {
+            let mut line = String::new();
+            for chain in list {
+                let mut w = ChainOut::default();
+                sock.rules(fam, Some(&tname), Some(chain), |r| {
+                    if r.table != tname || r.chain != chain || w.failed.is_some() {
+                        return Ok(());
+                    }
+                    line.clear();
+                    let res = match rule_line(&r, counters, &mut texts, foreign, &mut line) {
+                        Line::Text => w.line(out, &line),
+                        Line::Run(run) => {
+                            w.held.push(run);
+                            Ok(())
+                        }
+                        Line::Foreign => Ok(()),
+                    };
+                    if let Err(e) = res {
+                        w.failed = Some(e);
+                    }
+                    Ok(())
+                })?;
+                if let Some(e) = w.failed.take() {
+                    return Err(e.into());
+                }
+                w.end(sock, fam, &tname, chain, counters, &mut texts, foreign, out)?;
             }
-            let mut buf = String::new();
-            for p in held {
-                write_piece(
-                    sock, fam, &tname, chain, p, counters, &mut texts, foreign, &mut buf,
-                )?;
-            }
-            out.write_all(buf.as_bytes())?;
         }
     } else {
         // Many short chains: one dump, held per chain (few rules in all,
@@ -234,6 +272,103 @@ enum Piece {
     Run { set: String, target: Option<String> },
 }
 
+/// Chains printed with their dumps on another thread from this many on
+/// (see [`nft::prefetch::rules_of_chains`]).
+const PARALLEL_CHAINS: usize = 256;
+
+/// One chain's output while its rules arrive: lines are written at once
+/// until its first run, whose members (read from its set at the chain's
+/// end) come before the lines after it.
+#[derive(Default)]
+struct ChainOut {
+    held: Vec<Piece>,
+    /// The output failed (the dump is drained, then this is returned).
+    failed: Option<std::io::Error>,
+}
+
+impl ChainOut {
+    fn line(&mut self, out: &mut dyn Write, line: &str) -> std::io::Result<()> {
+        if self.held.is_empty() {
+            out.write_all(line.as_bytes())
+        } else {
+            self.held.push(Piece::Text(line.to_string()));
+            Ok(())
+        }
+    }
+
+    /// The chain's dump is complete: write what was held.
+    #[allow(clippy::too_many_arguments)]
+    fn end(
+        &mut self,
+        sock: &mut Socket,
+        fam: nft::Family,
+        tname: &str,
+        chain: &str,
+        counters: bool,
+        texts: &mut Texts,
+        foreign: &mut Vec<String>,
+        out: &mut dyn Write,
+    ) -> Result<(), nft::Error> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let mut buf = String::new();
+        for p in std::mem::take(&mut self.held) {
+            write_piece(
+                sock, fam, tname, chain, p, counters, texts, foreign, &mut buf,
+            )?;
+        }
+        out.write_all(buf.as_bytes()).map_err(|e| {
+            self.failed = Some(e);
+            nft::Error::Truncated
+        })
+    }
+}
+
+/// A rule as the dumping thread keeps it for printing.
+enum Ahead {
+    /// Its whole line.
+    Line(String),
+    Run(Piece),
+    /// Its text continues in catalog chunks (or is not ours): finished by
+    /// the printing thread, which holds the catalog.
+    Chunked(Parts),
+}
+
+/// What printing a plain rule needs of it.
+struct Parts {
+    handle: u64,
+    chain: String,
+    userdata: Option<Vec<u8>>,
+    c: Counters,
+    target: Option<String>,
+}
+
+/// [`rule_line`] on the dumping thread: the line, unless it needs the
+/// catalog.
+fn ahead(r: &RuleRef<'_>, counters: bool) -> Ahead {
+    let d = r.userdata.and_then(|u| compile::userdata::decode(u).ok());
+    if d.as_ref()
+        .is_some_and(|d| d.run.is_none() && d.continued.is_none())
+    {
+        let mut line = String::new();
+        if let Line::Text = rule_line(r, counters, &mut Texts::new(), &mut Vec::new(), &mut line) {
+            return Ahead::Line(line);
+        }
+    }
+    let (c, target) = counters_and_target(r);
+    if let Some((_, set)) = d.and_then(|d| d.run) {
+        return Ahead::Run(Piece::Run { set, target });
+    }
+    Ahead::Chunked(Parts {
+        handle: r.handle.unwrap_or(0),
+        chain: r.chain.to_string(),
+        userdata: r.userdata.map(<[u8]>::to_vec),
+        c,
+        target,
+    })
+}
+
 /// Append rule `r`'s save line to `buf`, or say it is a run or foreign.
 fn rule_line(
     r: &RuleRef<'_>,
@@ -250,21 +385,49 @@ fn rule_line(
     {
         return Line::Run(Piece::Run { set, target });
     }
-    let Some((_, text, _)) = rule_text(r.userdata, texts) else {
+    let p = (
+        r.handle.unwrap_or(0),
+        r.chain,
+        r.userdata,
+        c,
+        target.as_deref(),
+    );
+    text_line_of(p, counters, texts, foreign, buf)
+}
+
+/// [`rule_line`] of a plain rule's parts.
+fn text_line(
+    p: &Parts,
+    counters: bool,
+    texts: &mut Texts,
+    foreign: &mut Vec<String>,
+    buf: &mut String,
+) -> Line {
+    let parts = (
+        p.handle,
+        p.chain.as_str(),
+        p.userdata.as_deref(),
+        p.c,
+        p.target.as_deref(),
+    );
+    text_line_of(parts, counters, texts, foreign, buf)
+}
+
+/// A plain rule's line from (handle, chain, userdata, counters, target).
+fn text_line_of(
+    (handle, chain, userdata, c, target): (u64, &str, Option<&[u8]>, Counters, Option<&str>),
+    counters: bool,
+    texts: &mut Texts,
+    foreign: &mut Vec<String>,
+    buf: &mut String,
+) -> Line {
+    let Some((_, text, _)) = rule_text(userdata, texts) else {
         foreign.push(format!(
-            "rule handle {} in chain {} (no nfkeeper userdata)",
-            r.handle.unwrap_or(0),
-            r.chain
+            "rule handle {handle} in chain {chain} (no nfkeeper userdata)"
         ));
         return Line::Foreign;
     };
-    write_line(
-        buf,
-        counters.then_some(c),
-        r.chain,
-        &text,
-        target.as_deref(),
-    );
+    write_line(buf, counters.then_some(c), chain, &text, target);
     Line::Text
 }
 

@@ -25,6 +25,7 @@ pub mod gen;
 pub mod ipset_index;
 pub mod linger;
 pub mod netlink;
+pub mod prefetch;
 pub mod rule;
 pub mod set;
 pub mod setelem;

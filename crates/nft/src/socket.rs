@@ -240,6 +240,30 @@ impl Socket {
         build: impl FnOnce(&mut netlink::Writer),
         mut f: impl FnMut(&Msg) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        self.dump_datagrams(msg_type, family, build, |seq, dg| {
+            for m in Msgs::new(dg) {
+                let m = m?;
+                if m.seq == seq && m.ty >= 0x10 {
+                    f(&m)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// [`Socket::dump_raw`] by datagram: `each(seq, datagram)` for every
+    /// received datagram holding a reply of this dump (`seq`: its sequence
+    /// number; the datagram may also hold its `NLMSG_DONE`, which `each`
+    /// skips like any message below type 0x10). After an error of `each`
+    /// the rest is drained (the socket stays clean) and that error
+    /// returned; a kernel error (`NLMSG_ERROR`) is returned at once.
+    pub fn dump_datagrams(
+        &mut self,
+        msg_type: u16,
+        family: Family,
+        build: impl FnOnce(&mut netlink::Writer),
+        mut each: impl FnMut(u32, &[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let seq = self.seq;
         self.seq = self.seq.wrapping_add(1);
         self.req.clear();
@@ -259,6 +283,8 @@ impl Socket {
         let mut failed = None;
         loop {
             let n = self.recv_raw(false)?.ok_or(Error::Truncated)?;
+            let mut done = false;
+            let mut data = false;
             for m in Msgs::new(&self.rbuf[..n]) {
                 let m = m?;
                 if m.seq != seq {
@@ -266,13 +292,7 @@ impl Socket {
                 }
                 intr |= m.flags & NLM_F_DUMP_INTR != 0;
                 match m.ty {
-                    NLMSG_DONE => {
-                        return match failed {
-                            Some(e) => Err(e),
-                            None if intr => Err(Error::DumpInterrupted),
-                            None => Ok(()),
-                        }
-                    }
+                    NLMSG_DONE => done = true,
                     NLMSG_ERROR => {
                         let e = m.error()?;
                         if e.code != 0 {
@@ -282,14 +302,20 @@ impl Socket {
                             });
                         }
                     }
-                    _ => {
-                        // Keep reading to DONE after a callback error so the
-                        // socket is clean for the next request.
-                        if failed.is_none() {
-                            failed = f(&m).err();
-                        }
-                    }
+                    _ => data = true,
                 }
+            }
+            // Keep reading to DONE after a callback error so the socket is
+            // clean for the next request.
+            if data && failed.is_none() {
+                failed = each(seq, &self.rbuf[..n]).err();
+            }
+            if done {
+                return match failed {
+                    Some(e) => Err(e),
+                    None if intr => Err(Error::DumpInterrupted),
+                    None => Ok(()),
+                };
             }
         }
     }
