@@ -186,6 +186,11 @@ impl Kube {
     /// probability 1/(n-k) written as kube-proxy does (`%0.10f`), the last
     /// unconditionally.
     fn service(&self, s: usize, first: usize, out: &mut String) {
+        Self::service_of(s, first, self.endpoints, out);
+    }
+
+    /// [`Kube::service`] with `n` endpoints.
+    fn service_of(s: usize, first: usize, n: usize, out: &mut String) {
         let svc = Self::svc(s);
         let _ = writeln!(
             out,
@@ -194,7 +199,6 @@ impl Kube {
             s % 97,
             s
         );
-        let n = self.endpoints;
         for k in 0..n {
             let e = (first + k) % n;
             let comment = format!("ns{}/svc{}:http -> {}:8080", s % 97, s, Self::pod(s, e));
@@ -289,6 +293,33 @@ impl Kube {
         out
     }
 
+    /// kube-proxy's partial sync after service `s` went from `from` to `to`
+    /// endpoints (one added or removed): KUBE-SERVICES rewritten whole with
+    /// the same content, the service chain, the new endpoints' chains
+    /// declared and written, the gone ones declared (flushed) and deleted
+    /// (`-X`) at the end.
+    pub fn endpoints_changed(&self, s: usize, from: usize, to: usize) -> String {
+        let mut out = String::with_capacity(self.services * 160 + 2048);
+        Self::firewall(false, &mut out);
+        out.push_str("*nat\n:KUBE-SERVICES - [0:0]\n");
+        let _ = writeln!(out, ":{} - [0:0]", Self::svc(s));
+        // A gone endpoint's chain is declared too (flushed), so that its
+        // `-X` finds it empty.
+        for e in from.min(to)..from.max(to) {
+            let _ = writeln!(out, ":{} - [0:0]", Self::sep(s, e));
+        }
+        self.services_chain(&mut out);
+        Self::service_of(s, 0, to, &mut out);
+        for e in from..to {
+            Self::endpoint(s, e, &mut out);
+        }
+        for e in to..from {
+            let _ = writeln!(out, "-X {}", Self::sep(s, e));
+        }
+        out.push_str("COMMIT\n");
+        out
+    }
+
     /// The chain name of service `s` (for checks).
     pub fn service_chain(s: usize) -> String {
         Self::svc(s)
@@ -340,6 +371,16 @@ mod tests {
         assert_eq!(count(&p, "-A KUBE-SERVICES "), 301);
         assert_eq!(count(&p, &format!("-A {} ", Kube::service_chain(7))), 4);
         assert_ne!(p, k.partial(7, 0));
+        // One endpoint added to service 5, then removed again.
+        let add = k.endpoints_changed(5, 3, 4);
+        assert_eq!(count(&add, ":"), 4);
+        assert_eq!(count(&add, &format!("-A {} ", Kube::service_chain(5))), 5);
+        assert!(add.contains("--probability 0.2500000000 "));
+        assert_eq!(count(&add, "-X "), 0);
+        let del = k.endpoints_changed(5, 4, 3);
+        assert_eq!(count(&del, ":"), 4);
+        assert_eq!(count(&del, &format!("-A {} ", Kube::service_chain(5))), 4);
+        assert_eq!(count(&del, "-X KUBE-SEP-"), 1);
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //!   with the same content;
 //! - `kube.partial`: a partial sync, KUBE-SERVICES rewritten whole with the
 //!   same content plus one service chain changed (its endpoints listed in
-//!   another order); repetition k changes service k.
+//!   another order); repetition k changes service k;
+//! - `kube.endpoint`: a partial sync that adds a fourth endpoint to the
+//!   last service (even repetitions) or removes it again (odd ones,
+//!   deleting its chain with `-X`).
 //!
 //! N is the number of services, each with [`ENDPOINTS`] endpoints. nft has
 //! no form of these (it does not read iptables-restore input).
@@ -71,6 +74,19 @@ pub fn cases(o: &Opts) -> Vec<Case> {
                 )
                 .check(services())
                 .check(Check::Rules(Table::Nat, changed, 1 + ENDPOINTS)),
+                Step::new(
+                    "kube.endpoint",
+                    "partial sync: one endpoint added to a service, or removed",
+                    move |r| {
+                        let (from, to) = if r % 2 == 0 {
+                            (ENDPOINTS, ENDPOINTS + 1)
+                        } else {
+                            (ENDPOINTS + 1, ENDPOINTS)
+                        };
+                        restore(k.endpoints_changed(n - 1, from, to))
+                    },
+                )
+                .check(services()),
             ],
             reps: o.reps.max(1),
             warmup: o.warmup,
@@ -83,13 +99,13 @@ pub fn cases(o: &Opts) -> Vec<Case> {
 mod tests {
     use super::*;
 
-    /// Two cases per size; the whole suite at 20 services, one repetition,
-    /// with every iptables baseline present: every step succeeds (nft has
-    /// no form).
+    /// Two cases per size; the whole suite at 20 services, two repetitions
+    /// (an endpoint added, then removed), with every iptables baseline
+    /// present: every step succeeds (nft has no form).
     #[test]
     fn smoke_root() {
         let o = Opts {
-            reps: 1,
+            reps: 2,
             kube_sizes: vec![20],
             ..Opts::quick()
         };
@@ -100,7 +116,7 @@ mod tests {
         };
         let adapters = crate::suites::adapters::present();
         let recs = crate::suites::run(&cs, &adapters, &o);
-        assert_eq!(recs.len(), 3 * adapters.len());
+        assert_eq!(recs.len(), 4 * adapters.len());
         for r in &recs {
             use crate::suites::Status;
             let ok = if r.adapter == "nft" {
