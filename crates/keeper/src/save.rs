@@ -220,7 +220,12 @@ pub fn save_table_to(
                 if let Some(e) = w.failed.take() {
                     return Err(e.into());
                 }
-                w.end(sock, fam, &tname, chain, counters, &mut texts, foreign, out)?;
+                let ended = w.end(sock, fam, &tname, chain, counters, &mut texts, foreign, out);
+                // An output failure is the output's error, not the kernel's.
+                if let Some(e) = w.failed.take() {
+                    return Err(e.into());
+                }
+                ended?;
             }
         }
     } else {
