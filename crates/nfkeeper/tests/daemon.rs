@@ -762,6 +762,53 @@ fn runs_through_the_daemon() {
     serve.kill9();
 }
 
+/// A `--noflush` restore through the daemon appending 100 members to a
+/// run (the undo of the study's 2.13 after a flush): each joins the run on
+/// its own, and the run's census is written once at the end of the batch
+/// (the kernel refused ~80 deletes and adds of the same catalog element in
+/// one batch with EBUSY). Twice, with a flush between; `verify` clean.
+#[test]
+fn many_appends_join_a_run_in_one_restore() {
+    let Some(ns) = Ns::new("joins") else { return };
+    let sock = std::env::temp_dir().join(format!("{}.sock", ns.0));
+    let mut serve = Serve::launch(&ns, &sock, &[], &[]);
+    let rules: String = (0..100)
+        .map(|i| format!("-A X -s 10.0.{}.{}/32 -j ACCEPT\n", i / 250, i % 250 + 1))
+        .collect();
+    let first = format!("*filter\n:X - [0:0]\n{rules}COMMIT\n");
+    let o = ns.run("daemon", &sock, &["iptables-restore"], &first);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for round in 0..2 {
+        let o = ns.run("daemon", &sock, &["iptables", "-F", "X"], "");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let appends = format!("*filter\n{rules}COMMIT\n");
+        let o = ns.run(
+            "daemon",
+            &sock,
+            &["iptables-restore", "--noflush"],
+            &appends,
+        );
+        assert!(
+            o.status.success(),
+            "round {round}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let saved = ns.kernel_save();
+        assert_eq!(
+            saved.lines().filter(|l| l.starts_with("-A X ")).count(),
+            100
+        );
+        let o = ns.run("direct", &sock, &["verify"], "");
+        assert!(
+            o.status.success() && String::from_utf8_lossy(&o.stdout).contains("no differences"),
+            "round {round}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    serve.kill9();
+}
+
 /// kube-proxy's endpoint selection as numgen maps through the daemon (its
 /// whole model: appends complete groups from the model's tail, `--noflush`
 /// rewrites keep or rebuild them): after each step the kernel's save

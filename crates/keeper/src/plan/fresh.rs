@@ -37,6 +37,15 @@ impl Planner<'_> {
             let tag = self.p.tag;
             self.p.bulk = true;
             self.p.batch.delete(&nft::Table::new(fam, &tname), tag);
+            // Census changes before this went with the table.
+            self.p.censuses.push(super::pending::CensusWrite {
+                family: self.family,
+                kind,
+                run: None,
+                old: None,
+                new: None,
+                tag,
+            });
         }
         self.view.forget(kind);
         if let Some(sets) = self.ipsets.as_deref_mut() {

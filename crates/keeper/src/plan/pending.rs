@@ -6,7 +6,8 @@
 use crate::plan::rewrite::Rewrites;
 use crate::plan::view::KernelView;
 use crate::read::Tail;
-use nft::{Batch, Tag};
+use compile::userdata::catalog::{self, Census};
+use nft::{Batch, SetElem, SetElems, Tag};
 use ruleset::hash::FxMap;
 use ruleset::{Family, RuleId, TableKind};
 use std::collections::{HashMap, HashSet};
@@ -66,6 +67,24 @@ pub struct Pending {
     /// The batch deletes objects in bulk (a chain flush, a table): the
     /// kernel notifies each object it removes, however short the batch.
     pub bulk: bool,
+    /// Census changes of runs, in order, written at the end of the batch
+    /// one element per run (see [`Pending::batch`]): the kernel refuses a
+    /// batch that deletes and adds the same catalog element many times
+    /// (EBUSY after ~80 pairs: a restore appending 100 members to a run).
+    pub(crate) censuses: Vec<CensusWrite>,
+}
+
+/// One change of a run's census in the catalog: from `old` (what the
+/// kernel has before it; `None`: no element) to `new`. `run: None` marks
+/// the table deleted here (its census elements went with it).
+#[derive(Clone, Debug)]
+pub(crate) struct CensusWrite {
+    pub(crate) family: Family,
+    pub(crate) kind: TableKind,
+    pub(crate) run: Option<u64>,
+    pub(crate) old: Option<Census>,
+    pub(crate) new: Option<Census>,
+    pub(crate) tag: Tag,
 }
 
 /// A point to cut a [`Pending`] back to (one write of a group failed in
@@ -76,6 +95,7 @@ pub struct Mark {
     created: usize,
     forgotten: usize,
     fresh: usize,
+    censuses: usize,
     /// Which tables of the written family existed: a cut command may have
     /// created one.
     present: [bool; 5],
@@ -102,12 +122,63 @@ impl Pending {
             next_rule_id: 1,
             next_set_id: first_set_id(),
             bulk: false,
+            censuses: Vec::new(),
         }
     }
 
-    /// The messages built so far.
+    /// The batch to commit: the messages built so far, ended by the census
+    /// writes (one delete and one add at most per run).
     pub fn batch(&mut self) -> &mut Batch {
+        self.write_censuses();
         &mut self.batch
+    }
+
+    /// Append the coalesced [`Pending::censuses`] to the batch: per run the
+    /// first change's `old` and the last one's `new`, tagged as the last.
+    /// O(changes).
+    fn write_censuses(&mut self) {
+        let mut runs: FxMap<(Family, TableKind, u64), CensusWrite> = FxMap::default();
+        let mut order: Vec<(Family, TableKind, u64)> = Vec::new();
+        for w in std::mem::take(&mut self.censuses) {
+            let Some(run) = w.run else {
+                // The table was deleted: what was changed before is gone.
+                runs.retain(|k, _| !(k.0 == w.family && k.1 == w.kind));
+                order.retain(|k| runs.contains_key(k));
+                continue;
+            };
+            let key = (w.family, w.kind, run);
+            match runs.get_mut(&key) {
+                Some(c) => {
+                    c.new = w.new;
+                    c.tag = w.tag;
+                }
+                None => {
+                    order.push(key);
+                    runs.insert(key, w);
+                }
+            }
+        }
+        for key in order {
+            let Some(w) = runs.remove(&key) else { continue };
+            if w.old == w.new {
+                continue;
+            }
+            let (fam, tname) = (
+                compile::layout::nft_family(w.family),
+                compile::layout::table_name(w.kind),
+            );
+            let ck = catalog::census_key(key.2);
+            if w.old.is_some() {
+                let es = SetElems::new(fam, &tname, catalog::SET, vec![SetElem::key(&ck)]);
+                self.batch.delete(&es, w.tag);
+            }
+            if let Some(c) = w.new {
+                let mut el = SetElem::key(&ck);
+                el.userdata = Some(catalog::census_value(c));
+                let es = SetElems::new(fam, &tname, catalog::SET, vec![el]);
+                self.batch.add(&es, w.tag);
+            }
+        }
     }
 
     pub fn batch_ref(&self) -> &Batch {
@@ -115,7 +186,7 @@ impl Pending {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.batch.is_empty()
+        self.batch.is_empty() && self.censuses.is_empty()
     }
 
     /// Tag the messages added from now on.
@@ -135,6 +206,7 @@ impl Pending {
             created: self.created.len(),
             forgotten: self.forgotten.len(),
             fresh: self.fresh.len(),
+            censuses: self.censuses.len(),
             present,
         }
     }
@@ -147,6 +219,7 @@ impl Pending {
         self.created.truncate(m.created);
         self.forgotten.truncate(m.forgotten);
         self.fresh.truncate(m.fresh);
+        self.censuses.truncate(m.censuses);
         view.present.retain(|k| m.present[kind_index(*k)]);
     }
 

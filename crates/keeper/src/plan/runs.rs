@@ -23,7 +23,7 @@ use super::emit::rule_text;
 use super::{Created, Loc, Planner, RunLoc};
 use compile::layout;
 use compile::runs::{compile_chain, numgen, Item, KeyKind, RunSet};
-use compile::userdata::{self, catalog, catalog::Census};
+use compile::userdata::{self, catalog::Census};
 use compile::{rebase_lookups, Lowered};
 use iptables::{Error, Rule};
 use nft::batch::Placement;
@@ -627,7 +627,8 @@ impl Planner<'_> {
 
     /// Replace run `set`'s census in the catalog: `old` is what the kernel
     /// has (`None`: no element), `new` what it should have (`None`: no
-    /// element). At most one element delete and one add.
+    /// element). Recorded, and written at the end of the batch (at most
+    /// one element delete and one add per run, see [`super::Pending::batch`]).
     fn write_census(
         &mut self,
         kind: TableKind,
@@ -641,18 +642,14 @@ impl Planner<'_> {
         if old == new {
             return;
         }
-        let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
-        let key = catalog::census_key(run);
-        if old.is_some() {
-            let es = SetElems::new(fam, &tname, catalog::SET, vec![SetElem::key(&key)]);
-            self.p.batch.delete(&es, self.p.tag);
-        }
-        if let Some(c) = new {
-            let mut el = SetElem::key(&key);
-            el.userdata = Some(catalog::census_value(c));
-            let es = SetElems::new(fam, &tname, catalog::SET, vec![el]);
-            self.p.batch.add(&es, self.p.tag);
-        }
+        self.p.censuses.push(super::pending::CensusWrite {
+            family: self.family,
+            kind,
+            run: Some(run),
+            old,
+            new,
+            tag: self.p.tag,
+        });
     }
 
     /// After `chains` of `kind` were flushed: their runs' sets go too.
