@@ -181,6 +181,7 @@ impl KernelView {
             }
         }
         self.members.retain(|(k, _), _| *k != kind);
+        self.stale_census.retain(|(k, ..)| *k != kind);
     }
 
     /// Replace what is known of table `kind` by a fresh read of it.

@@ -32,6 +32,7 @@ use crate::plan::{Pending, PlanOpts};
 use crate::state::State;
 use iptables::exec::RestoreStats;
 use iptables::parse::Parsed;
+use nft::Object;
 use nft::{msg, Socket};
 use ruleset::{Family, TableKind};
 use std::collections::HashSet;
@@ -289,7 +290,6 @@ pub(super) fn describe(pending: &Pending, seq: u32, errno: i32) -> Refusal {
     };
     let flags = m.flags;
     use nft::netlink::{NLM_F_APPEND, NLM_F_REPLACE};
-    use nft::Object;
     match m.ty & 0xff {
         msg::NEWRULE | msg::DELRULE => {
             let chain = nft::Rule::parse(fam, nf.attrs.clone())
@@ -324,9 +324,20 @@ pub(super) fn describe(pending: &Pending, seq: u32, errno: i32) -> Refusal {
             r.object = format!("table {}", t.name);
         }
         msg::NEWSET | msg::DELSET | msg::NEWSETELEM | msg::DELSETELEM => {
-            let name = nft::Set::parse(fam, nf.attrs.clone())
-                .map(|s| s.name)
-                .unwrap_or_default();
+            let name = if matches!(m.ty & 0xff, msg::NEWSET | msg::DELSET) {
+                nft::Set::parse(fam, nf.attrs.clone())
+                    .map(|s| s.name)
+                    .unwrap_or_default()
+            } else {
+                match nft::SetElems::parse(fam, nf.attrs.clone()) {
+                    Ok(es) if es.set.is_empty() => es
+                        .set_id
+                        .and_then(|id| set_created(pending, seq, fam, id))
+                        .unwrap_or_default(),
+                    Ok(es) => es.set,
+                    Err(_) => String::new(),
+                }
+            };
             r.op = Some(match m.ty & 0xff {
                 msg::NEWSET => "SET_ADD",
                 msg::DELSET => "SET_DEL",
@@ -340,10 +351,78 @@ pub(super) fn describe(pending: &Pending, seq: u32, errno: i32) -> Refusal {
     r
 }
 
+/// The name of the set with batch-local id `id` that a message before
+/// `seq` of `pending` creates (elements of a set made in the same batch
+/// name it by that id only). O(messages before `seq`), on a refusal only.
+fn set_created(pending: &Pending, seq: u32, fam: nft::Family, id: u32) -> Option<String> {
+    let b = pending.batch_ref();
+    (b.first_seq()..seq).rev().find_map(|q| {
+        let m = b.message(q)?;
+        if m.ty & 0xff != msg::NEWSET {
+            return None;
+        }
+        let s = nft::Set::parse(fam, m.nf().ok()?.attrs.clone()).ok()?;
+        (s.id == Some(id)).then_some(s.name)
+    })
+}
+
 /// The tables a restore names (those it may change).
 pub(super) fn named_tables(w: &Write, job: &Restore) -> Vec<(Family, TableKind)> {
     crate::scope::restore_tables(&job.input, job.table)
         .into_iter()
         .map(|k| (w.family, k))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused message is described as iptables-nft names it; elements
+    /// of a set made in the same batch name that set (by its batch id).
+    #[test]
+    fn refusals_name_their_object() {
+        let fam = nft::Family::Ipv4;
+        let mut b = nft::batch::Batch::new(1, None);
+        let mut set = nft::Set::new(fam, "nfkeeper_nat", "__nfk_run9");
+        set.key_type = Some(7);
+        set.key_len = Some(4);
+        set.id = Some(5);
+        let s_seq = b.add(&set, 1);
+        let mut es = nft::SetElems::new(
+            fam,
+            "nfkeeper_nat",
+            "",
+            vec![nft::SetElem::key(&[10, 0, 0, 1])],
+        );
+        es.set_id = Some(5);
+        let e_seq = b.add(&es, 2);
+        let named = nft::SetElems::new(
+            fam,
+            "nfkeeper_nat",
+            "x",
+            vec![nft::SetElem::key(&[1, 2, 3, 4])],
+        );
+        let n_seq = b.delete(&named, 3);
+        let r_seq = b.add(
+            &nft::Rule::new(fam, "nfkeeper_nat", "KUBE-SERVICES", vec![]),
+            4,
+        );
+        let p = Pending::new(b);
+        // (seq, op, object)
+        let cases = [
+            (s_seq, "SET_ADD", "set __nfk_run9"),
+            (e_seq, "SET_ELEM_ADD", "set __nfk_run9"),
+            (n_seq, "SET_ELEM_DEL", "set x"),
+            (r_seq, "RULE_INSERT", "rule in chain KUBE-SERVICES"),
+        ];
+        for (seq, op, object) in cases {
+            let r = describe(&p, seq, -16);
+            assert_eq!(
+                (r.op, r.object.as_str()),
+                (Some(op), object),
+                "message {seq}"
+            );
+        }
+    }
 }
