@@ -1,12 +1,14 @@
 //! Print a kube-proxy-shaped restore input (`workload::Kube`), for
 //! profiling a sync by hand: `cargo run -p nfk-workload --example
-//! kube_input -- full|first|partial SERVICES [CHANGED]`.
+//! kube_input -- full|first|partial SERVICES [CHANGED]`; the `nft-full`
+//! and `nft-partial` forms are `nft -f` input of kube-proxy's nftables
+//! mode (`workload::kube_nft`).
 
 use workload::Kube;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: kube_input full|first|partial SERVICES [CHANGED]";
+    let usage = "usage: kube_input full|first|partial|nft-full|nft-partial SERVICES [CHANGED]";
     let (Some(what), Some(n)) = (args.first(), args.get(1).and_then(|n| n.parse().ok())) else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -20,6 +22,8 @@ fn main() {
         "first" => k.full(true),
         "full" => k.full(false),
         "partial" => k.partial(changed, 1),
+        "nft-full" => k.nft_full(),
+        "nft-partial" => k.nft_partial(changed, 1),
         _ => {
             eprintln!("{usage}");
             std::process::exit(2);

@@ -2,10 +2,14 @@
 //! behind nfkeeper used: Cloud Foundry (one `-s ADDR -j ACCEPT` rule per
 //! container) and kube-proxy (per-service chains with comments, statistic,
 //! DNAT and MARK). Deterministic: the same arguments give the same text.
+//! [`kube_nft`]: the same kube-proxy cluster as kube-proxy's nftables mode
+//! writes it (`nft -f` input).
 //!
 //! What it is not: a parser or a model; it only writes text.
 
 use std::fmt::Write;
+
+pub mod kube_nft;
 
 /// The address of the i-th Cloud Foundry rule: 10.a.b.c with c in 1..=254.
 pub fn cf_addr(i: usize) -> [u8; 4] {

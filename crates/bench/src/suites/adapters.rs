@@ -6,12 +6,13 @@
 //!
 //! Baselines: `iptables-legacy`, `iptables-nft` (both with `-w`, as
 //! orchestrators call them, since the xtables lock file is the host's) and
-//! `nft` (statements where nftables has a form; `nft -f` for restores).
+//! `nft` (statements where nftables has a form; `nft -f` for restores and
+//! for kube-proxy's syncs in the shape of its nftables mode).
 //! nfkeeper: the same iptables command lines, direct or through its daemon
 //! (started on the namespace's first command, stopped again after every
 //! repetition by [`Adapter::quiesce`]).
 
-use super::model::{Cmd, Listing, Op, Ruleset, Table, TableSpec};
+use super::model::{Cmd, Dialect, Listing, Op, Ruleset, Table, TableSpec};
 use crate::netns::{Netns, Run, RunError};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -25,6 +26,12 @@ pub trait Adapter {
     /// The tool's version line when it is usable here, or why not with the
     /// command that installs it.
     fn available(&self) -> Result<String, String>;
+
+    /// The language the tool speaks (which [`super::Check::Only`] checks
+    /// it makes).
+    fn dialect(&self) -> Dialect {
+        Dialect::Iptables
+    }
 
     /// The processes that perform `op`, run in order (one for most ops, one
     /// per rule for [`Op::AppendEach`]), or `None` when the tool has no form
@@ -398,6 +405,7 @@ impl Adapter for Iptables {
                 text,
                 noflush,
                 counters,
+                ..
             } => {
                 let mut argv: Vec<String> = self.restore.clone();
                 if self.wait {
@@ -494,16 +502,28 @@ impl Adapter for Nft {
         version("nft", "nftables")
     }
 
+    fn dialect(&self) -> Dialect {
+        Dialect::Nft
+    }
+
     fn commands(&self, op: &Op) -> Option<Vec<Cmd>> {
         let c = match op {
-            Op::Reset => Nft::file(empty_tables().nft_text(false)),
+            // Also no kube-proxy table (the kube suite's nft form).
+            Op::Reset => {
+                let kube = Table::KubeProxy.name();
+                let mut text = format!("table ip {kube}\ndelete table ip {kube}\n");
+                text.push_str(&empty_tables().nft_text(false));
+                Nft::file(text)
+            }
             Op::Restore { rs, noflush } => Nft::file(rs.nft_text(*noflush)),
+            Op::RestoreText { nft: Some(t), .. } => Nft::file(t.clone()),
             Op::NewChain(t, c) => Nft::words(&["add", "chain", "ip", t.name(), c]),
             Op::DeleteChain(t, c) => Nft::words(&["delete", "chain", "ip", t.name(), c]),
             Op::Append(t, r) => Nft::rule_cmd("add", *t, r),
             Op::Insert(t, r) => Nft::rule_cmd("insert", *t, r),
             // nftables deletes by handle only; there is no rule-spec form.
-            Op::Delete(..) | Op::ListRule(..) | Op::RestoreText { .. } => return None,
+            // iptables-restore input without an nftables counterpart has none.
+            Op::Delete(..) | Op::ListRule(..) | Op::RestoreText { nft: None, .. } => return None,
             Op::Set(op) => return Some(super::sets::nft(op)),
             Op::AppendEach(t, rules) => {
                 return Some(rules.iter().map(|r| Nft::rule_cmd("add", *t, r)).collect())

@@ -30,9 +30,10 @@ suites:
             (-N -A -D -S -X) on RULES rules + CHAINS chains
   ruleset   the iptables-nft study: restores 1.1-1.3, single operations
             2.1-2.13 with N rules in chain X, flushes 3.1 and 4.1, add-on 5.1
-  kube      kube-proxy's syncs (iptables-restore, no flush, with counters)
-            at N services of 3 endpoints: first load, full sync, partial
-            sync, an endpoint added or removed (not in all)
+  kube      kube-proxy's syncs (iptables-restore, no flush, with counters;
+            nft: nft -f of its nftables mode's shape) at N services of 3
+            endpoints: first load, full sync, partial sync, an endpoint
+            added or removed (not in all)
   ipset     a hash:ip set of N members: restore, list, one process per add,
             test, list -name; nfkeeper ipset against the ipset tool and nft
             (their default adapters; not in all)

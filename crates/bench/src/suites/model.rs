@@ -5,11 +5,22 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// The tables the suites use, with the iptables chain layout.
+/// The tables the suites use, with the iptables chain layout; and
+/// kube-proxy's own table of its nftables mode (`ip kube-proxy`, no
+/// iptables form; only nft lists it, for the kube suite's checks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Table {
     Filter,
     Nat,
+    KubeProxy,
+}
+
+/// The language a tool is driven in: iptables command lines and
+/// iptables-restore input, or nftables' own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Iptables,
+    Nft,
 }
 
 /// A built-in chain: name, nft hook, nft priority.
@@ -20,6 +31,7 @@ impl Table {
         match self {
             Table::Filter => "filter",
             Table::Nat => "nat",
+            Table::KubeProxy => workload::kube_nft::NFT_TABLE,
         }
     }
 
@@ -38,6 +50,8 @@ impl Table {
                 ("OUTPUT", "output", -100),
                 ("POSTROUTING", "postrouting", 100),
             ],
+            // Its base chains are kube-proxy's own, written by its syncs.
+            Table::KubeProxy => &[],
         }
     }
 }
@@ -255,11 +269,14 @@ pub enum Op {
     /// Print one chain, or the whole table.
     List(Table, Option<String>),
     /// iptables-restore input as it is (kube-proxy's), with `--noflush`
-    /// and `--counters` as given; no form for nft.
+    /// and `--counters` as given; for nft, `nft` as `nft -f` input (the
+    /// same change as kube-proxy's nftables mode writes it), or no form
+    /// when `None`.
     RestoreText {
         text: String,
         noflush: bool,
         counters: bool,
+        nft: Option<String>,
     },
     /// An operation on an address set (the ipset suite); only tools that
     /// keep sets have a form for it.
@@ -350,6 +367,21 @@ pub enum Check {
     ShowsAtLeast(usize),
     /// The set holds exactly this many members.
     Members(String, usize),
+    /// The inner check, made only for tools of this dialect (where the
+    /// two keep different objects, as kube-proxy's two modes do).
+    Only(Dialect, Box<Check>),
+}
+
+impl Check {
+    /// The check a tool of dialect `d` makes: `None` when it is for the
+    /// other dialect; never an [`Check::Only`].
+    pub fn for_dialect(&self, d: Dialect) -> Option<&Check> {
+        match self {
+            Check::Only(x, c) if *x == d => c.for_dialect(d),
+            Check::Only(..) => None,
+            c => Some(c),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -413,6 +445,24 @@ mod tests {
         );
         let it = rs.iptables_text(true);
         assert_eq!(it, "*filter\n:X - [0:0]\n-A X -s 10.0.0.1/32 -j ACCEPT\n-A FORWARD -s 10.0.0.2/32 -j ACCEPT\nCOMMIT\n");
+    }
+
+    #[test]
+    fn checks_for_a_dialect() {
+        let plain = Check::Shows(1);
+        let nft = Check::Only(Dialect::Nft, Box::new(Check::Shows(2)));
+        let nested = Check::Only(Dialect::Nft, Box::new(nft.clone()));
+        let cases = [
+            (&plain, Dialect::Iptables, Some(&plain)),
+            (&plain, Dialect::Nft, Some(&plain)),
+            (&nft, Dialect::Iptables, None),
+            (&nft, Dialect::Nft, Some(&Check::Shows(2))),
+            (&nested, Dialect::Nft, Some(&Check::Shows(2))),
+            (&nested, Dialect::Iptables, None),
+        ];
+        for (c, d, want) in cases {
+            assert_eq!(c.for_dialect(d), want, "{c:?} for {d:?}");
+        }
     }
 
     #[test]
