@@ -32,11 +32,6 @@ pub const RUN_MAP: u8 = 0x80;
 /// nfkeeper: a run's census (see [`catalog::Census`]): its member count
 /// and the xor of its member ids, u64 big-endian each.
 pub const CENSUS: u8 = 0xc4;
-/// nfkeeper: this set element is a compact run member (see
-/// `crate::runs::member`): no `TEXT`; its rule is the run's shape with the
-/// element's key (and verdict) and the `COMMENT`, if any, at the match
-/// index this TLV holds (one byte; empty: no comment).
-pub const MEMBER: u8 = 0xc5;
 
 /// Encoded userdata and the part of the text that did not fit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,10 +53,6 @@ pub struct Decoded {
     pub run: Option<(u8, String)>,
     /// Some `TEXT` was present (a run rule's shape may be empty text).
     pub has_text: bool,
-    /// A compact run member ([`MEMBER`]).
-    pub compact: bool,
-    /// A compact member's comment: its index among the rule's matches.
-    pub comment_at: Option<u8>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,34 +114,6 @@ pub fn encode(id: RuleId, text: &str, comment: Option<&str>) -> Encoded {
     }
 }
 
-/// Userdata of a compact run member (see `crate::runs::member`): its id
-/// and its comment with the comment's match index. At most [`MAX`] bytes:
-/// the comment is at most [`crate::runs::member::MAX_COMMENT`].
-pub fn encode_member(id: RuleId, comment: Option<(u8, &str)>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + comment.map_or(0, |c| c.1.len() + 3));
-    tlv(&mut out, ID, &id.0.to_be_bytes());
-    match comment {
-        Some((at, text)) => {
-            tlv(&mut out, MEMBER, &[at]);
-            let mut v = Vec::with_capacity(text.len() + 1);
-            v.extend_from_slice(text.as_bytes());
-            v.push(0);
-            tlv(&mut out, COMMENT, &v);
-        }
-        None => tlv(&mut out, MEMBER, &[]),
-    }
-    debug_assert!(out.len() <= MAX);
-    out
-}
-
-/// Whether a run rule's userdata holds its shape text `shape` (with set
-/// name `set`); see [`encode_run`]. Runs are only made when it does, so a
-/// run's members can be written compact.
-pub fn shape_fits(set: &str, shape: &str) -> bool {
-    let chunks = shape.len().div_ceil(255).max(1);
-    2 + 1 + set.len() + shape.len() + 2 * chunks <= MAX
-}
-
 /// Userdata of a run rule: the key kind and set name, and — when it fits
 /// in the kernel's 256 bytes — the shape every member shares as canonical
 /// text (the rule without its key; without its target for a verdict map),
@@ -161,7 +124,8 @@ pub fn encode_run(key: crate::runs::KeyKind, map: bool, set: &str, shape: &str) 
     v.extend_from_slice(set.as_bytes());
     let mut out = Vec::with_capacity(MAX);
     tlv(&mut out, RUN, &v);
-    if shape_fits(set, shape) {
+    let chunks = shape.len().div_ceil(255).max(1);
+    if out.len() + shape.len() + 2 * chunks <= MAX {
         for c in shape.as_bytes().chunks(255) {
             tlv(&mut out, TEXT, c);
         }
@@ -241,10 +205,6 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
                 let name = String::from_utf8(v[1..].to_vec()).map_err(|_| DecodeError::BadUtf8)?;
                 d.run = Some((v[0], name));
             }
-            MEMBER if len <= 1 => {
-                d.compact = true;
-                d.comment_at = v.first().copied();
-            }
             TEXT_CONTINUED if len == 4 => {
                 d.continued = Some(u32::from_be_bytes([v[0], v[1], v[2], v[3]]));
             }
@@ -287,32 +247,6 @@ mod tests {
                 assert_eq!(d.comment.as_deref(), *comment);
             }
         }
-    }
-
-    #[test]
-    fn compact_members_hold_id_and_comment() {
-        let long = "c".repeat(crate::runs::member::MAX_COMMENT);
-        // (comment, encoded length)
-        let cases: &[(Option<(u8, &str)>, usize)] = &[
-            (None, 12),
-            (Some((2, "ns1/svc1:http cluster IP")), 12 + 1 + 2 + 25),
-            (Some((0, &long)), MAX),
-        ];
-        for &(comment, len) in cases {
-            let b = encode_member(RuleId(7), comment);
-            assert_eq!(b.len(), len, "{comment:?}");
-            assert!(b.len() <= MAX);
-            let d = decode(&b).unwrap();
-            assert_eq!(
-                (d.id, d.compact, d.has_text),
-                (Some(RuleId(7)), true, false)
-            );
-            assert_eq!(d.comment_at, comment.map(|c| c.0));
-            assert_eq!(d.comment.as_deref(), comment.map(|c| c.1));
-        }
-        // A plain rule's userdata is not compact.
-        let d = decode(&encode(RuleId(7), " -j ACCEPT", None).bytes).unwrap();
-        assert!(!d.compact);
     }
 
     #[test]

@@ -14,7 +14,6 @@
 
 use crate::read::{counters_and_target, per_chain_dumps, read_catalog, rule_text, Texts};
 use compile::layout;
-use iptables::print::save::{save_rule_body, CounterStyle};
 use nft::{RuleRef, Socket};
 use ruleset::{Counters, Family, TableKind};
 use std::collections::HashMap;
@@ -142,12 +141,6 @@ pub fn save_table_to(
         }
     };
     out.write_all(head.as_bytes())?;
-    let scope = Scope {
-        family,
-        kind,
-        fam,
-        tname: &tname,
-    };
     let order: Vec<(&str, Option<u32>)> = base
         .iter()
         .map(|b| (b.0.as_str(), b.3))
@@ -187,7 +180,9 @@ pub fn save_table_to(
                             }
                         }
                         None => {
-                            return w.end(sock, &scope, list[i], counters, &mut texts, foreign, out)
+                            return w.end(
+                                sock, fam, &tname, list[i], counters, &mut texts, foreign, out,
+                            )
                         }
                     };
                     r.map_err(|e| {
@@ -225,7 +220,7 @@ pub fn save_table_to(
                 if let Some(e) = w.failed.take() {
                     return Err(e.into());
                 }
-                let ended = w.end(sock, &scope, chain, counters, &mut texts, foreign, out);
+                let ended = w.end(sock, fam, &tname, chain, counters, &mut texts, foreign, out);
                 // An output failure is the output's error, not the kernel's.
                 if let Some(e) = w.failed.take() {
                     return Err(e.into());
@@ -253,7 +248,7 @@ pub fn save_table_to(
             let mut buf = String::new();
             for p in pieces.remove(chain).unwrap_or_default() {
                 write_piece(
-                    sock, &scope, chain, p, counters, &mut texts, foreign, &mut buf,
+                    sock, fam, &tname, chain, p, counters, &mut texts, foreign, &mut buf,
                 )?;
             }
             out.write_all(buf.as_bytes())?;
@@ -279,39 +274,7 @@ enum Line {
 /// Output of one chain, in order.
 enum Piece {
     Text(String),
-    Run(RunPiece),
-}
-
-/// A run rule as dumped: what printing its members needs.
-struct RunPiece {
-    set: String,
-    /// Its key kind byte (`compile::userdata::RUN`).
-    key: u8,
-    /// The shape text from its userdata, if there.
-    shape: Option<String>,
-    /// Its verdict's chain (set runs that jump).
-    target: Option<String>,
-}
-
-impl RunPiece {
-    /// `None` unless `d` is a run rule's userdata.
-    fn of(d: compile::userdata::Decoded, target: Option<String>) -> Option<RunPiece> {
-        let (key, set) = d.run?;
-        Some(RunPiece {
-            set,
-            key,
-            shape: d.has_text.then_some(d.text),
-            target,
-        })
-    }
-}
-
-/// Where a table's rules are printed from.
-struct Scope<'a> {
-    family: Family,
-    kind: TableKind,
-    fam: nft::Family,
-    tname: &'a str,
+    Run { set: String, target: Option<String> },
 }
 
 /// Chains printed with their dumps on another thread from this many on
@@ -343,7 +306,8 @@ impl ChainOut {
     fn end(
         &mut self,
         sock: &mut Socket,
-        at: &Scope<'_>,
+        fam: nft::Family,
+        tname: &str,
         chain: &str,
         counters: bool,
         texts: &mut Texts,
@@ -355,7 +319,9 @@ impl ChainOut {
         }
         let mut buf = String::new();
         for p in std::mem::take(&mut self.held) {
-            write_piece(sock, at, chain, p, counters, texts, foreign, &mut buf)?;
+            write_piece(
+                sock, fam, tname, chain, p, counters, texts, foreign, &mut buf,
+            )?;
         }
         out.write_all(buf.as_bytes()).map_err(|e| {
             self.failed = Some(e);
@@ -396,8 +362,8 @@ fn ahead(r: &RuleRef<'_>, counters: bool) -> Ahead {
         }
     }
     let (c, target) = counters_and_target(r);
-    if let Some(run) = d.and_then(|d| RunPiece::of(d, target.clone())) {
-        return Ahead::Run(Piece::Run(run));
+    if let Some((_, set)) = d.and_then(|d| d.run) {
+        return Ahead::Run(Piece::Run { set, target });
     }
     Ahead::Chunked(Parts {
         handle: r.handle.unwrap_or(0),
@@ -417,12 +383,12 @@ fn rule_line(
     buf: &mut String,
 ) -> Line {
     let (c, target) = counters_and_target(r);
-    if let Some(run) = r
+    if let Some((_, set)) = r
         .userdata
         .and_then(|u| compile::userdata::decode(u).ok())
-        .and_then(|d| RunPiece::of(d, target.clone()))
+        .and_then(|d| d.run)
     {
-        return Line::Run(Piece::Run(run));
+        return Line::Run(Piece::Run { set, target });
     }
     let p = (
         r.handle.unwrap_or(0),
@@ -491,7 +457,8 @@ fn write_line(
 #[allow(clippy::too_many_arguments)]
 fn write_piece(
     sock: &mut Socket,
-    at: &Scope<'_>,
+    fam: nft::Family,
+    tname: &str,
     chain: &str,
     p: Piece,
     counters: bool,
@@ -499,19 +466,15 @@ fn write_piece(
     foreign: &mut Vec<String>,
     buf: &mut String,
 ) -> Result<(), nft::Error> {
-    let run = match p {
+    let (set, target) = match p {
         Piece::Text(t) => {
             buf.push_str(&t);
             return Ok(());
         }
-        Piece::Run(run) => run,
+        Piece::Run { set, target } => (set, target),
     };
-    let (set, target) = (&run.set, &run.target);
-    // The members' shape, parsed when the first compact member needs it
-    // (`Some(None)`: it is not there, or does not parse).
-    let mut shape: Option<Option<(compile::runs::KeyKind, bool, iptables::Rule)>> = None;
     let mut lines: Vec<(ruleset::RuleId, String, Counters, Option<String>)> = Vec::new();
-    for e in sock.set_elems(at.fam, at.tname, set)? {
+    for e in sock.set_elems(fam, tname, &set)? {
         // An interval member's end marker belongs to the element before it
         // (written by nfkeeper, without userdata).
         if e.flags
@@ -519,35 +482,7 @@ fn write_piece(
         {
             continue;
         }
-        let t = match &e.data {
-            Some(nft::Data::Verdict(nft::Verdict::Jump(t) | nft::Verdict::Goto(t))) => {
-                Some(t.clone())
-            }
-            _ => target.clone(),
-        };
-        let d = e
-            .userdata
-            .as_deref()
-            .and_then(|u| compile::userdata::decode(u).ok());
-        let member = match d {
-            Some(d) if d.compact => {
-                let sh = shape.get_or_insert_with(|| run_shape(at, chain, &run));
-                sh.as_ref().and_then(|(key, map, sh)| {
-                    let r = crate::read::compact_member(*key, *map, sh, &e, &d, at.family)?;
-                    let mut text = String::new();
-                    save_rule_body(
-                        &mut text,
-                        at.family,
-                        &r,
-                        Counters::default(),
-                        CounterStyle::None,
-                    );
-                    Some((d.id?, text))
-                })
-            }
-            _ => rule_text(e.userdata.as_deref(), texts).map(|(id, text, _)| (id, text)),
-        };
-        let Some((id, text)) = member else {
+        let Some((id, text, _)) = rule_text(e.userdata.as_deref(), texts) else {
             foreign.push(format!("element of set {set} (no nfkeeper userdata)"));
             continue;
         };
@@ -560,6 +495,12 @@ fn write_piece(
                 };
             }
         }
+        let t = match &e.data {
+            Some(nft::Data::Verdict(nft::Verdict::Jump(t) | nft::Verdict::Goto(t))) => {
+                Some(t.clone())
+            }
+            _ => target.clone(),
+        };
         lines.push((id, text, c, t));
     }
     lines.sort_unstable_by_key(|l| l.0);
@@ -567,18 +508,6 @@ fn write_piece(
         write_line(buf, counters.then_some(c), chain, &text, t.as_deref());
     }
     Ok(())
-}
-
-/// The key kind, map flag and parsed shape of run `run` of `chain`, when
-/// its rule's userdata holds a shape that parses.
-fn run_shape(
-    at: &Scope<'_>,
-    chain: &str,
-    run: &RunPiece,
-) -> Option<(compile::runs::KeyKind, bool, iptables::Rule)> {
-    let (key, map) = compile::userdata::run_key(run.key)?;
-    let shape = crate::read::parse_body(at.family, at.kind, chain, run.shape.as_deref()?)?;
-    Some((key, map, shape))
 }
 
 /// `text` (a rule body ending in its target) with the jump/goto target

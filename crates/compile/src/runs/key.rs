@@ -149,41 +149,6 @@ impl Field {
         }
     }
 
-    /// Put value `v` (as [`Field::value`] gives it) back into `shape`, the
-    /// inverse of [`Field::clear`]: exact fields only. `None` when the value
-    /// does not fit the field or the shape has no place for it.
-    fn set(self, shape: &mut Rule, v: &[u8], family: Family) -> Option<()> {
-        let n = if family == Family::Ipv6 { 16 } else { 4 };
-        let addr = |a: &mut Addr| {
-            a.addr = [0; 16];
-            a.mask = [0; 16];
-            a.addr[..n].copy_from_slice(v);
-            a.mask[..n].fill(0xff);
-        };
-        match self {
-            Field::Src if v.len() == n => addr(&mut shape.src),
-            Field::Dst if v.len() == n => addr(&mut shape.dst),
-            Field::Iif if v.len() == 16 => {
-                let end = v.iter().position(|&b| b == 0).unwrap_or(16);
-                shape.iniface = Iface::new(std::str::from_utf8(&v[..end]).ok()?)?;
-            }
-            Field::Dport if v.len() == 2 => {
-                let p = u16::from_be_bytes([v[0], v[1]]);
-                let (i, all) = dport_range(shape)?;
-                if all != (0, 65535) {
-                    return None;
-                }
-                match &mut shape.matches[i] {
-                    Match::Tcp(t) => t.dpts = (p, p),
-                    Match::Udp(u) => u.dpts = (p, p),
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        }
-        Some(())
-    }
-
     /// The expression loading the packet's field into register `dreg`.
     fn load(self, family: Family, dreg: u32) -> Expr {
         let v6 = family == Family::Ipv6;
@@ -395,32 +360,6 @@ impl KeyKind {
                 Some(key)
             }
         }
-    }
-
-    /// `shape` with key `key` of this kind put back (the inverse of
-    /// [`KeyKind::split`] but for the comment): exact kinds only, not
-    /// intervals or numgen. `None` when the key does not fit the shape.
-    /// O(matches); the shape is cloned once.
-    pub fn join(self, shape: &Rule, key: &[u8], family: Family) -> Option<Rule> {
-        if self.is_interval() || self == KeyKind::Numgen {
-            return None;
-        }
-        let mut r = shape.clone();
-        match self.fields() {
-            [f] => f.set(&mut r, key, family)?,
-            fs => {
-                let mut at = 0;
-                for f in fs {
-                    let len = f.type_len(family).1 as usize;
-                    f.set(&mut r, key.get(at..at + len)?, family)?;
-                    at += len.div_ceil(4) * 4;
-                }
-                if at != key.len() {
-                    return None;
-                }
-            }
-        }
-        Some(r)
     }
 
     /// Which parts of a rule this kind's key takes out of its shape

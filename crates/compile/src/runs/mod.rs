@@ -31,7 +31,6 @@ use ruleset::{Family, RuleId, TableKind};
 
 mod extent;
 mod key;
-pub mod member;
 pub mod numgen;
 use extent::{diff, extent, may_join, Extent};
 pub use key::KeyKind;
@@ -254,10 +253,9 @@ pub fn compile_chain(
                 let members = &rules[i..i + n];
                 match run_item(members, keys, map, kind, family, table, chain)? {
                     Some(run) => out.push(run),
-                    // Its shape needs the kernel's xtables extensions (they
+                    // Its shape needs the kernel's xtables extensions: they
                     // run before the lookup, so stateful ones would see
-                    // every packet) or is too long for the run rule's
-                    // userdata: the members stay plain rules.
+                    // every packet; the members stay plain rules.
                     None => out.extend(members.iter().map(|(id, _)| Item::Plain { id: *id })),
                 }
                 i += n;
@@ -287,22 +285,6 @@ fn run_item(
         shape.target = Target::None;
     }
     let name = format!("{SET_PREFIX}{}", members[0].0 .0);
-    // The run rule's userdata must hold the shape, so that the members
-    // can be rebuilt from it (compact elements, see `member`) and appends
-    // can join the run; a shape too long for it keeps its rules plain.
-    let mut text = String::new();
-    iptables::print::save::save_rule_body(
-        &mut text,
-        family,
-        &shape,
-        ruleset::Counters::default(),
-        iptables::print::save::CounterStyle::None,
-    );
-    if !crate::userdata::shape_fits(&name, &text)
-        || !reads_back(&text, &shape, family, table, chain)
-    {
-        return Ok(None);
-    }
     let lowered = run_rule(
         kind,
         map,
@@ -340,25 +322,6 @@ fn run_item(
             shape,
         }),
     }))
-}
-
-/// Whether shape text `text` parses back into `shape`: a reader rebuilds
-/// the members from what it parses (see `member`), so a shape that would
-/// read back as another rule makes no run. One parse per run.
-fn reads_back(text: &str, shape: &Rule, family: Family, table: TableKind, chain: &str) -> bool {
-    let Ok(words) = iptables::parse::restore::words(text) else {
-        return false;
-    };
-    let mut argv: Vec<&str> = Vec::with_capacity(words.len() + 2);
-    argv.extend(["-A", chain]);
-    argv.extend(words.iter().map(|w| w.as_ref()));
-    let o = iptables::parse::ParseOpts {
-        family,
-        restore: true,
-        table: Some(table),
-        prog: "nfkeeper",
-    };
-    iptables::parse::parse(&argv, o).is_ok_and(|p| p.rules.len() == 1 && p.rules[0] == *shape)
 }
 
 /// Drop the tcp/udp match's fragment guard (a transport load with an

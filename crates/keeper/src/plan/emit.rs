@@ -3,7 +3,6 @@
 
 use super::{Created, Loc, Planner};
 use compile::layout;
-use compile::runs::KeyKind;
 use compile::userdata::{self, catalog};
 use compile::{lower_rule, lower_rule_with, rebase_lookups, LowerError};
 use iptables::ext::Match;
@@ -190,23 +189,6 @@ impl Planner<'_> {
         ud.bytes
     }
 
-    /// The userdata of member `id` (rule `rule`) of a run with key `key`,
-    /// `map` and `shape` (when known): compact (its id and comment, the
-    /// rule rebuilt from the shape, see `compile::runs::member`) when the
-    /// rule allows, else as [`Self::rule_userdata`].
-    pub(crate) fn member_userdata(
-        &mut self,
-        kind: TableKind,
-        id: RuleId,
-        rule: &Rule,
-        (key, map, shape): (KeyKind, bool, Option<&Rule>),
-    ) -> Vec<u8> {
-        match compact_userdata(self.family, id, rule, (key, map, shape)) {
-            Some(ud) => ud,
-            None => self.rule_userdata(kind, id, rule),
-        }
-    }
-
     /// DELRULE of logical rule `id` in `chain`, wherever it is.
     pub(crate) fn del_rule(&mut self, kind: TableKind, chain: &str, id: Option<RuleId>) {
         let loc = id.and_then(|i| self.view.loc(kind, i));
@@ -282,19 +264,6 @@ impl Planner<'_> {
         }
         Ok(())
     }
-}
-
-/// A run member's compact userdata, when its rule is its run's `shape`
-/// with its key, verdict and comment put back (see
-/// `compile::runs::member::compact`). O(matches).
-pub(crate) fn compact_userdata(
-    family: ruleset::Family,
-    id: RuleId,
-    rule: &Rule,
-    (key, map, shape): (KeyKind, bool, Option<&Rule>),
-) -> Option<Vec<u8>> {
-    let comment = compile::runs::member::compact(key, map, shape?, rule, family)?;
-    Some(userdata::encode_member(id, comment))
 }
 
 /// A rule's canonical text (what follows `-A CHAIN`) and its comment.

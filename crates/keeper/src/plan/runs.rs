@@ -176,8 +176,7 @@ impl Planner<'_> {
                 let index = tr.index;
                 let mut el = SetElem::key(&key);
                 el.data = verdict.map(Data::Verdict);
-                el.userdata =
-                    Some(self.member_userdata(kind, id, &r, (tr.key, tr.map, Some(&tr.shape))));
+                el.userdata = Some(self.rule_userdata(kind, id, &r));
                 if c != Counters::default() {
                     el.exprs = vec![counter(c)];
                 }
@@ -409,8 +408,7 @@ impl Planner<'_> {
             let (r, c) = members[&e.id];
             let mut el = SetElem::key(&e.key);
             el.data = e.verdict.clone().map(Data::Verdict);
-            el.userdata =
-                Some(self.member_userdata(kind, e.id, r, (set.key, set.map, Some(&set.shape))));
+            el.userdata = Some(self.rule_userdata(kind, e.id, r));
             if c != Counters::default() {
                 el.exprs = vec![counter(c)];
             }
@@ -780,16 +778,7 @@ impl Planner<'_> {
         let Some((set, key, _)) = self.elem_key(ri, body) else {
             return;
         };
-        let Some(run) = self.view.runs[ri as usize].as_ref() else {
-            return;
-        };
-        let map = run.map;
-        let compact = super::emit::compact_userdata(
-            self.family,
-            id,
-            body,
-            (run.key, map, run.shape.as_ref()),
-        );
+        let map = self.view.runs[ri as usize].as_ref().is_some_and(|r| r.map);
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
         self.p.batch.delete(
             &SetElems::new(fam, &tname, &set, vec![SetElem::key(&key)]),
@@ -800,10 +789,8 @@ impl Planner<'_> {
             el.data = compile::runs::verdict_of(&body.target).map(Data::Verdict);
         }
         // The text is unchanged: the catalog keeps any overflow as it is.
-        el.userdata = Some(compact.unwrap_or_else(|| {
-            let (text, comment) = rule_text(self.family, body);
-            userdata::encode(id, &text, comment).bytes
-        }));
+        let (text, comment) = rule_text(self.family, body);
+        el.userdata = Some(userdata::encode(id, &text, comment).bytes);
         el.exprs = vec![counter(c)];
         self.p
             .batch

@@ -23,7 +23,6 @@ mod tail;
 pub use counters::refresh_counters;
 pub(crate) use dump::{counters_and_target, per_chain_dumps};
 use dump::{dump_rules, KernelRule};
-pub(crate) use run::compact_member;
 use run::{read_run, RunRule};
 pub use tail::{tail, Tail, TailRun};
 
@@ -683,10 +682,6 @@ pub(crate) fn read_census(
 /// `texts`); also the number of chunks used. `None`: not ours.
 pub(crate) fn rule_text(ud: Option<&[u8]>, texts: &mut Texts) -> Option<(RuleId, String, u32)> {
     let d = userdata::decode(ud?).ok()?;
-    if d.compact {
-        // No text: rebuilt from its run's shape (`run::compact_member`).
-        return None;
-    }
     let id = d.id?;
     let mut text = d.text;
     let mut chunks = 0;

@@ -40,45 +40,6 @@ fn stand_in(text: &str, t: &str, goto: bool) -> Option<Rule> {
     })
 }
 
-/// The rule of a compact member (see `compile::runs::member`): element
-/// `e` of run (`key`, `map`, `shape`) whose userdata decoded to `d`.
-/// `None` when its parts make no rule.
-pub(crate) fn compact_member(
-    key: compile::runs::KeyKind,
-    map: bool,
-    shape: &Rule,
-    e: &nft::SetElem,
-    d: &userdata::Decoded,
-    family: Family,
-) -> Option<Rule> {
-    let comment = match (d.comment_at, d.comment.as_deref()) {
-        (None, _) => None,
-        (Some(at), Some(c)) => Some((at, c)),
-        (Some(_), None) => return None,
-    };
-    let verdict = match &e.data {
-        Some(nft::Data::Verdict(v)) => Some(v),
-        _ => None,
-    };
-    compile::runs::member::member(key, map, shape, e.key.as_deref()?, verdict, comment, family)
-}
-
-/// A rule's canonical text as its userdata would hold it, without the
-/// leading blank (as a restore line's text after `-A CHAIN `).
-fn body_text(family: Family, r: &Rule) -> String {
-    let mut text = String::new();
-    iptables::print::save::save_rule_body(
-        &mut text,
-        family,
-        r,
-        Counters::default(),
-        iptables::print::save::CounterStyle::None,
-    );
-    let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();
-    text.drain(..blanks);
-    text
-}
-
 /// A run's members from its set's elements (one element dump), in id
 /// order, into the model; each element's counter is its rule's.
 pub(super) fn read_run(
@@ -136,18 +97,7 @@ pub(super) fn read_run(
             _ => None,
         };
         let mut lazy = false;
-        let d = e.userdata.as_deref().and_then(|u| userdata::decode(u).ok());
         let rebuilt = match (rr.lazy && partial, verdict) {
-            _ if d.as_ref().is_some_and(|d| d.compact) => d.and_then(|d| {
-                let r = compact_member(key, map, shape.as_ref()?, &e, &d, family)?;
-                // Only a partial read compares texts.
-                let text = if partial {
-                    body_text(family, &r)
-                } else {
-                    String::new()
-                };
-                Some((d.id?, r, 0, text))
-            }),
             (true, Some((t, goto))) => match rule_text(e.userdata.as_deref(), texts) {
                 Some((id, mut text, chunks)) => {
                     let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();

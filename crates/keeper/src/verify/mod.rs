@@ -2,9 +2,8 @@
 //! records compile to?
 //!
 //! Every kernel object of ours names the logical rule it stands for (its
-//! userdata: id and canonical text; a compact run member: id and comment,
-//! its rule rebuilt from its run's shape, key and verdict), so the kernel
-//! alone says what the expressions should be. For one table this reads the model back
+//! userdata: id and canonical text), so the kernel alone says what the
+//! expressions should be. For one table this reads the model back
 //! ([`crate::read`]), then dumps the kernel's rules, sets and elements
 //! once more and checks, for each:
 //! - a plain rule: its expressions are what its logical rule lowers to,
