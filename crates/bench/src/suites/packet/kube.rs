@@ -186,8 +186,8 @@ fn jumps<'a>(text: &'a str, chain: &str) -> Vec<&'a str> {
 pub fn target(text: &str) -> Result<Target, String> {
     let rule = text
         .lines()
-        .filter(|l| l.starts_with("-A KUBE-SERVICES -d "))
-        .last()
+        .rev()
+        .find(|l| l.starts_with("-A KUBE-SERVICES -d "))
         .ok_or("no service rule in KUBE-SERVICES")?;
     let bad = |what: &str| format!("{what} in `{rule}`");
     let ip: Ipv4Addr = arg(rule, "-d")
