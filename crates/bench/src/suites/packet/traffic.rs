@@ -430,14 +430,29 @@ fn accept_all(
 
 /// Opens a connection to `dst` and closes it with a reset: `SO_LINGER`
 /// of 0 frees the client's port at once (no TIME_WAIT), so a flood never
-/// runs out of ports. `Ok(false)`: not opened within `wait`.
+/// runs out of ports. `Ok(false)`: the path answered with no connection
+/// within `wait`: silence, a refusal or reset, or an ICMP unreachable (a
+/// namespace that does not forward answers one for an address it does
+/// not own, rate-limited, so sometimes and sometimes not).
 fn open_and_reset(dst: SocketAddrV4, wait: Duration) -> io::Result<bool> {
+    use io::ErrorKind as K;
     match TcpStream::connect_timeout(&SocketAddr::V4(dst), wait) {
         Ok(s) => {
             sockopt::set_socket_linger(&s, Some(Duration::ZERO))?;
             Ok(true)
         }
-        Err(e) if e.kind() == io::ErrorKind::TimedOut => Ok(false),
+        Err(e)
+            if matches!(
+                e.kind(),
+                K::TimedOut
+                    | K::ConnectionRefused
+                    | K::ConnectionReset
+                    | K::HostUnreachable
+                    | K::NetworkUnreachable
+            ) =>
+        {
+            Ok(false)
+        }
         Err(e) => Err(e),
     }
 }
@@ -469,20 +484,10 @@ pub fn tcp_connects(
         let (mut opened, mut failed) = (0u64, 0u64);
         let t0 = Instant::now();
         while t0.elapsed() < dur {
-            match open_and_reset(dst, limit.min(CONNECT)) {
-                Ok(true) => opened += 1,
-                Ok(false) => failed += 1,
-                // A refused or reset attempt: the path answered, not
-                // with a connection.
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset
-                    ) =>
-                {
-                    failed += 1
-                }
-                Err(e) => return Err(e),
+            if open_and_reset(dst, limit.min(CONNECT))? {
+                opened += 1;
+            } else {
+                failed += 1;
             }
         }
         Ok((opened, failed, t0.elapsed().as_secs_f64()))
