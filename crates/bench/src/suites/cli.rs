@@ -39,7 +39,9 @@ suites:
             (their default adapters; not in all)
   packet    TCP throughput and 64-byte UDP rate over veth through N rules
             (scenarios a-e, g.compat, h.set (not in --quick);
-            f.* on request with --case f.)
+            f.* on request with --case f.); k.kube: new connections and
+            one connection to a service through kube-proxy's nat table of
+            N services (not in --quick)
 
 options:                                  full run / --quick
   --quick              sizes and repetitions for a first look (all suites

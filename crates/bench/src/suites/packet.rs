@@ -24,12 +24,17 @@
 //! inverses of throughput and packet rate. [`rate`] turns them back (the
 //! report shows rates through it); [`appendix`] is the method's note.
 //!
+//! Scenario k (k.kube, [`kube`]) loads kube-proxy's nat table instead and
+//! measures new connections to a service (the first packet of each walks
+//! the nat table) and one established connection.
+//!
 //! What it is not: a NIC benchmark. veth hands packets over in the
 //! sender's CPU, so the receive path (and the rules) mostly run on the
 //! client's CPU; TCP uses veth's segmentation offloads (rules see 64 KiB
 //! segments), so its throughput reacts to N far less than the small-packet
 //! rate does.
 
+pub mod kube;
 mod rules;
 mod traffic;
 
@@ -83,6 +88,8 @@ pub struct Plan {
     pub progress: bool,
     pub variants: Vec<Variant>,
     pub protos: Vec<Proto>,
+    /// The k.kube rows ([`kube::selected`]), after the variants'.
+    pub kube: Vec<kube::Mode>,
     /// (client CPU, server CPU) when the machine has two CPUs or more.
     pub pin: Option<(usize, usize)>,
 }
@@ -142,6 +149,7 @@ impl Plan {
                 })
                 .collect(),
             protos: vec![Proto::Tcp, Proto::Udp],
+            kube: kube::selected(&o.cases, quick),
             pin: match o.pin {
                 Pin::Default => (cpus >= 2).then_some((0, 1)),
                 Pin::Off => None,
@@ -175,16 +183,18 @@ fn case_name(v: Variant, p: Proto) -> String {
 }
 
 /// A packet record's rate: unit and min / median / max of the inverted
-/// samples (Gbit/s for TCP, kpps for UDP); `None` for other records or
-/// without samples.
+/// samples (Gbit/s for TCP and k.kube.steady, kpps for UDP, kconn/s for
+/// k.kube.first); `None` for other records or without samples.
 pub fn rate(r: &Record) -> Option<(&'static str, Summary)> {
     if r.suite != "packet" {
         return None;
     }
-    let (unit, scale) = if r.case.ends_with(".tcp") {
+    let (unit, scale) = if r.case.ends_with(".tcp") || r.case == kube::Mode::Steady.id() {
         ("Gbit/s", 1.0)
     } else if r.case.ends_with(".udp") {
         ("kpps", 1e-3)
+    } else if r.case == kube::Mode::First.id() {
+        ("kconn/s", 1e-3)
     } else {
         return None;
     };
@@ -371,7 +381,7 @@ fn measure(cl: &Place, sv: &Place, p: Proto, plan: &Plan) -> Result<f64, String>
     let dst = SocketAddrV4::new(SERVER, TRAFFIC_PORT);
     match p {
         Proto::Tcp => {
-            let r = traffic::tcp_bulk(cl, sv, dst, plan.duration, plan.limit)?;
+            let r = traffic::tcp_bulk(cl, sv, dst, TRAFFIC_PORT, plan.duration, plan.limit)?;
             r.gbits()
                 .map(|g| 1.0 / g)
                 .ok_or_else(|| format!("nothing got through: {r:?}"))
@@ -473,7 +483,13 @@ fn prepare(plan: &Plan, (v, p, n): (Variant, Proto, usize), a: &dyn Adapter, av:
 /// adapter once per repetition (starting one further each time), so that
 /// a change in the machine's load lands on all of them alike. A failed or
 /// overlong measurement ends that adapter's row.
-fn measure_row(plan: &Plan, p: Proto, slots: &mut [Slot]) -> Vec<Vec<f64>> {
+/// `measure` is one measurement's sample from the client's and the
+/// server's place.
+fn measure_row(
+    plan: &Plan,
+    slots: &mut [Slot],
+    measure: &dyn Fn(&Place, &Place) -> Result<f64, String>,
+) -> Vec<Vec<f64>> {
     let mut samples = vec![Vec::with_capacity(plan.reps); slots.len()];
     for rep in 0..plan.warmup + plan.reps {
         for i in 0..slots.len() {
@@ -482,7 +498,7 @@ fn measure_row(plan: &Plan, p: Proto, slots: &mut [Slot]) -> Vec<Vec<f64>> {
                 continue;
             };
             let t0 = Instant::now();
-            let end = match measure(cl, sv, p, plan) {
+            let end = match measure(cl, sv) {
                 Ok(_) if t0.elapsed() > plan.limit => {
                     Some(Status::Timeout(plan.limit.as_secs_f64()))
                 }
@@ -534,7 +550,8 @@ pub fn run(plan: &Plan, adapters: &[Box<dyn Adapter>]) -> Vec<Record> {
                 .flat_map(move |&p| plan.sizes.iter().map(move |&n| (v, p, n)))
         })
         .collect();
-    let total = rows.len() * adapters.len();
+    let kube_rows = kube::rows(plan);
+    let total = (rows.len() + kube_rows.len()) * adapters.len();
     let t0 = Instant::now();
     let mut out = Vec::with_capacity(total);
     let mut done: HashMap<Measured, (Status, Vec<f64>)> = HashMap::new();
@@ -560,7 +577,7 @@ pub fn run(plan: &Plan, adapters: &[Box<dyn Adapter>]) -> Vec<Record> {
                 prepare(plan, (v, p, n), *a, &av)
             })
             .collect();
-        let mut samples = measure_row(plan, p, &mut slots);
+        let mut samples = measure_row(plan, &mut slots, &|cl, sv| measure(cl, sv, p, plan));
         for ((slot, key), got) in slots.iter().zip(&keys).zip(&mut samples) {
             let Some(key) = key else { continue };
             match done.get(key) {
@@ -574,27 +591,96 @@ pub fn run(plan: &Plan, adapters: &[Box<dyn Adapter>]) -> Vec<Record> {
                 }
             }
         }
-        for ((a, slot), samples) in adapters.iter().zip(slots).zip(samples) {
-            let status = match slot {
-                Slot::Ready { .. } => Status::Ok,
-                Slot::Done(st) => st,
-            };
-            let r = Record {
-                suite: "packet".into(),
-                case: case_id(v, p),
-                name: case_name(v, p),
-                adapter: a.name().to_string(),
-                n,
-                status,
-                samples,
-            };
-            if plan.progress {
-                progress(&r, out.len() + 1, total, t0);
+        let row = Row {
+            case: case_id(v, p),
+            name: case_name(v, p),
+            n,
+        };
+        finish(
+            plan,
+            &row,
+            (&adapters, slots, samples),
+            (total, t0),
+            &mut out,
+        );
+    }
+    for &(m, n) in &kube_rows {
+        // The text is made once per row (tens of MB at 20k services).
+        let text = kube::ruleset(n);
+        let (mut slots, target) = match kube::target(&text) {
+            Ok(t) => {
+                let slots: Vec<Slot> = adapters
+                    .iter()
+                    .zip(&tools)
+                    .map(|(a, tool)| kube::prepare(plan, (&text, &t), *a, tool))
+                    .collect();
+                (slots, Some(t))
             }
-            out.push(r);
-        }
+            Err(e) => {
+                let st = Status::Fail(format!("ruleset: {e}"));
+                (
+                    adapters.iter().map(|_| Slot::Done(st.clone())).collect(),
+                    None,
+                )
+            }
+        };
+        drop(text);
+        let samples = measure_row(plan, &mut slots, &|cl, sv| match &target {
+            Some(t) => kube::measure(cl, sv, m, t, plan),
+            None => Err("no target".into()),
+        });
+        let row = Row {
+            case: m.id().into(),
+            name: m.name().into(),
+            n,
+        };
+        finish(
+            plan,
+            &row,
+            (&adapters, slots, samples),
+            (total, t0),
+            &mut out,
+        );
     }
     out
+}
+
+/// What names a row's records.
+struct Row {
+    case: String,
+    name: String,
+    n: usize,
+}
+
+/// The records of one row, one per adapter, in adapter order; with
+/// `--progress` each is shown as it is added (`total` records expected
+/// since `t0`).
+fn finish(
+    plan: &Plan,
+    row: &Row,
+    (adapters, slots, samples): (&[&dyn Adapter], Vec<Slot>, Vec<Vec<f64>>),
+    (total, t0): (usize, Instant),
+    out: &mut Vec<Record>,
+) {
+    for ((a, slot), samples) in adapters.iter().zip(slots).zip(samples) {
+        let status = match slot {
+            Slot::Ready { .. } => Status::Ok,
+            Slot::Done(st) => st,
+        };
+        let r = Record {
+            suite: "packet".into(),
+            case: row.case.clone(),
+            name: row.name.clone(),
+            adapter: a.name().to_string(),
+            n: row.n,
+            status,
+            samples,
+        };
+        if plan.progress {
+            progress(&r, out.len() + 1, total, t0);
+        }
+        out.push(r);
+    }
 }
 
 fn progress(r: &Record, done: usize, total: usize, t0: Instant) {
@@ -650,6 +736,9 @@ pub fn appendix(plan: &Plan, records: &[Record]) -> String {
         plan.duration.as_secs_f64(),
         plan.udp_duration.as_secs_f64()
     );
+    if records.iter().any(|r| r.case.starts_with("k.kube")) {
+        s.push_str(&kube::note());
+    }
     s
 }
 

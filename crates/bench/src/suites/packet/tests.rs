@@ -99,6 +99,13 @@ fn rates_invert_costs() {
     let (unit, s) = rate(&u).unwrap();
     assert_eq!(unit, "kpps");
     assert!((s.median - 500.0).abs() < 1e-9, "{s:?}");
+    // k.kube: 50 µs per connection = 20 kconn/s; steady is TCP's Gbit/s.
+    let first = rec("k.kube.first", Status::Ok, &[50e-6]);
+    let (unit, s) = rate(&first).unwrap();
+    assert_eq!(unit, "kconn/s");
+    assert!((s.median - 20.0).abs() < 1e-9, "{s:?}");
+    let steady = rec("k.kube.steady", Status::Ok, &[0.1]);
+    assert_eq!(rate(&steady).unwrap().0, "Gbit/s");
     let failed = rec("a.addr.udp", Status::Fail("x".into()), &[2e-6]);
     assert_eq!(rate(&failed), None, "a failure has no rate");
     let other = Record {

@@ -14,6 +14,11 @@
 //!   buffer (the namespace's `RcvbufErrors`/`MemErrors` counters), so a
 //!   server thread short of CPU does not pass for a slow firewall. Send
 //!   errors (a full queue) are counted, not fatal.
+//! - [`tcp_connects`]: new connections one after the other for the
+//!   duration, each opened and reset by the client; the rate is the
+//!   connections opened per second of the client's time (what the first
+//!   packet of a connection costs, with the handshake around it).
+//!   [`landed`] says at which local address a few of them arrived.
 //! - [`probe`]: whether one connection (TCP) or any of three datagrams (UDP)
 //!   gets through within a wait, for the pass/drop checks.
 //!
@@ -21,6 +26,7 @@
 //! everything ends in an error, never a hang.
 
 use super::rules::Proto;
+use rustix::net::sockopt;
 use rustix::thread::{sched_setaffinity, CpuSet};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
@@ -217,16 +223,18 @@ fn accept(l: &TcpListener, stop: &AtomicBool, limit: Duration) -> io::Result<Tcp
     }
 }
 
-/// A TCP bulk transfer from `client` to `dst` (in `server`) for `dur`.
+/// A TCP bulk transfer from `client` to `dst` for `dur`; the server
+/// listens on `listen` (`dst`'s port unless a DNAT rule changes it).
 pub fn tcp_bulk(
     client: &Place,
     server: &Place,
     dst: SocketAddrV4,
+    listen: u16,
     dur: Duration,
     limit: Duration,
 ) -> Result<TcpResult, String> {
     let srv = move |ready: mpsc::Sender<()>, stop: Arc<AtomicBool>| {
-        let l = bind_retry(dst.port(), |p| TcpListener::bind(("0.0.0.0", p)))?;
+        let l = bind_retry(listen, |p| TcpListener::bind(("0.0.0.0", p)))?;
         let _ = ready.send(());
         let mut s = accept(&l, &stop, limit)?;
         s.set_read_timeout(Some(limit))?;
@@ -329,6 +337,202 @@ pub fn udp_flood(
         buffer_drops,
         secs,
     })
+}
+
+/// What the client of a connection flood opened.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConnResult {
+    /// Connections the client opened (handshake complete).
+    pub opened: u64,
+    /// Connection attempts that failed or timed out.
+    pub failed: u64,
+    /// Connections the server accepted.
+    pub accepted: u64,
+    /// The client's time.
+    pub secs: f64,
+}
+
+impl ConnResult {
+    /// Connections opened per second, when any was.
+    pub fn rate(&self) -> Option<f64> {
+        (self.opened > 0 && self.secs > 0.0).then(|| self.opened as f64 / self.secs)
+    }
+}
+
+/// How long the server's `accept` blocks before it looks at the flag.
+const ACCEPT_WAIT: Duration = Duration::from_millis(20);
+
+/// The accept queue of a connection flood's listener (the kernel caps it
+/// at the namespace's `net.core.somaxconn`): connections the server
+/// thread has yet to accept. When it is full the kernel drops SYNs and
+/// the client waits a second for its retransmission, so a server thread
+/// kept off its CPU for a while must not stall the flood; at 65535 and
+/// 15 000 connections per second that takes four seconds.
+const BACKLOG: i32 = 65_535;
+
+/// A listener on `port` with [`BACKLOG`] (a second `listen` sets it)
+/// whose `accept` gives up after [`ACCEPT_WAIT`] (Linux's `accept`
+/// honours `SO_RCVTIMEO`).
+fn timed_listener(port: u16) -> io::Result<TcpListener> {
+    let l = bind_retry(port, |p| TcpListener::bind(("0.0.0.0", p)))?;
+    rustix::net::listen(&l, BACKLOG)?;
+    sockopt::set_socket_timeout(&l, sockopt::Timeout::Recv, Some(ACCEPT_WAIT))?;
+    Ok(l)
+}
+
+/// How long the server waits for the client's reset of a connection.
+const RESET_WAIT: Duration = Duration::from_millis(200);
+
+/// Accepts until the client is done and the queue is empty (or `limit`),
+/// calling `each` with every accepted connection, then waiting (up to
+/// [`RESET_WAIT`]) for the client's reset before dropping it. The client
+/// resets first so that neither end keeps the 4-tuple in TIME_WAIT and
+/// the client never sees a reset of its connect; and conntrack lets a
+/// SYN reopen a 4-tuple whose entry a reset of the same direction closed,
+/// so when the client's port comes round again the old entry gives way
+/// to a new one (the SYN walks the nat table), where after a reset from
+/// the server it would take the SYN into the old entry, the old
+/// translation. A server end still open after the wait is dropped with a
+/// reset (`SO_LINGER` 0), not a FIN and its TIME_WAIT.
+fn accept_all(
+    l: &TcpListener,
+    done: &AtomicBool,
+    limit: Duration,
+    mut each: impl FnMut(&TcpStream) -> io::Result<()>,
+) -> io::Result<()> {
+    let t0 = Instant::now();
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                sockopt::set_socket_linger(&s, Some(Duration::ZERO))?;
+                s.set_read_timeout(Some(RESET_WAIT))?;
+                each(&s)?;
+                // Any end will do: the reset (an error), or the wait's.
+                let _ = (&s).read(&mut [0u8; 1]);
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if done.load(Ordering::SeqCst) {
+                    return Ok(());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        if t0.elapsed() > limit {
+            return Ok(());
+        }
+    }
+}
+
+/// Opens a connection to `dst` and closes it with a reset: `SO_LINGER`
+/// of 0 frees the client's port at once (no TIME_WAIT), so a flood never
+/// runs out of ports. `Ok(false)`: the path answered with no connection
+/// within `wait`: silence, a refusal or reset, or an ICMP unreachable (a
+/// namespace that does not forward answers one for an address it does
+/// not own, rate-limited, so sometimes and sometimes not).
+fn open_and_reset(dst: SocketAddrV4, wait: Duration) -> io::Result<bool> {
+    use io::ErrorKind as K;
+    match TcpStream::connect_timeout(&SocketAddr::V4(dst), wait) {
+        Ok(s) => {
+            sockopt::set_socket_linger(&s, Some(Duration::ZERO))?;
+            Ok(true)
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                K::TimedOut
+                    | K::ConnectionRefused
+                    | K::ConnectionReset
+                    | K::HostUnreachable
+                    | K::NetworkUnreachable
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// New TCP connections from `client` to `dst` for `dur`, one after the
+/// other, each opened and reset (see [`open_and_reset`]); the server
+/// listens on `listen` and accepts and drops them. Each connection is a
+/// new 4-tuple, so its SYN is the first packet of a new conntrack entry
+/// on a path that tracks connections.
+pub fn tcp_connects(
+    client: &Place,
+    server: &Place,
+    dst: SocketAddrV4,
+    listen: u16,
+    dur: Duration,
+    limit: Duration,
+) -> Result<ConnResult, String> {
+    let srv = move |ready: mpsc::Sender<()>, done: Arc<AtomicBool>| {
+        let l = timed_listener(listen)?;
+        let _ = ready.send(());
+        let mut n = 0u64;
+        accept_all(&l, &done, limit, |_| {
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    };
+    let cli = move || {
+        let (mut opened, mut failed) = (0u64, 0u64);
+        let t0 = Instant::now();
+        while t0.elapsed() < dur {
+            if open_and_reset(dst, limit.min(CONNECT))? {
+                opened += 1;
+            } else {
+                failed += 1;
+            }
+        }
+        Ok((opened, failed, t0.elapsed().as_secs_f64()))
+    };
+    let (accepted, (opened, failed, secs)) = pair(client, server, limit, srv, cli)?;
+    Ok(ConnResult {
+        opened,
+        failed,
+        accepted,
+        secs,
+    })
+}
+
+/// Where `count` connections from `client` to `dst` landed: the local
+/// address of each connection the server (listening on `listen`)
+/// accepted, in order; a connection not opened within `wait` ends the
+/// attempts.
+pub fn landed(
+    client: &Place,
+    server: &Place,
+    dst: SocketAddrV4,
+    listen: u16,
+    count: usize,
+    wait: Duration,
+) -> Result<Vec<SocketAddr>, String> {
+    let limit = READY + wait * count as u32;
+    let srv = move |ready: mpsc::Sender<()>, done: Arc<AtomicBool>| {
+        let l = timed_listener(listen)?;
+        let _ = ready.send(());
+        let mut at = Vec::with_capacity(count);
+        accept_all(&l, &done, limit, |s| {
+            at.push(s.local_addr()?);
+            Ok(())
+        })?;
+        Ok(at)
+    };
+    let cli = move || {
+        for _ in 0..count {
+            if !open_and_reset(dst, wait)? {
+                break;
+            }
+        }
+        Ok(())
+    };
+    pair(client, server, limit, srv, cli).map(|(at, ())| at)
 }
 
 /// Whether traffic of `proto` from `client` reaches `dst` within `wait`:
@@ -473,7 +677,7 @@ mod tests {
         };
         let dst = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 4242);
         let dur = Duration::from_millis(200);
-        let t = tcp_bulk(&p, &p, dst, dur, lim).unwrap();
+        let t = tcp_bulk(&p, &p, dst, dst.port(), dur, lim).unwrap();
         assert!(t.gbits().unwrap() > 0.01, "{t:?}");
         let u = udp_flood(&p, &p, dst, dur, lim).unwrap();
         assert!(u.pps().unwrap() > 1000.0, "{u:?}");
