@@ -1,6 +1,7 @@
 //! kube-proxy's syncs on a compiled run: a `--noflush` restore that only
-//! declares chains and appends reads the declared chains' run members
-//! unparsed (stand-ins, see `keeper::read::Snapshot::lazy`). Whatever the
+//! declares chains and appends reads the declared chains' run members and
+//! plain rules ending in a jump unparsed (stand-ins, see
+//! `keeper::read::Snapshot::lazy`). Whatever the
 //! rewrite keeps, changes or resets, the result must be that of a flush
 //! and re-add: the input's rules in order, counters from zero (or the
 //! input's `[p:b]` with `--counters`), `verify` clean; an identical
@@ -112,6 +113,60 @@ const STEPS: &[Step] = &[
     },
     Step {
         name: "back to the start",
+        behind: None,
+        rules: KS,
+        counters: false,
+        nothing_sent: false,
+    },
+    Step {
+        name: "plain rules jumping to chains added (read back as stand-ins)",
+        behind: None,
+        rules: &[
+            "-A KS -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j T1",
+            "-A KS -d 10.0.0.2/32 -p tcp -m tcp --dport 80 -j T2",
+            "-A KS -d 10.0.0.3/32 -p tcp -m tcp --dport 80 -j T3",
+            "-A KS -d 10.0.0.4/32 -p tcp -m tcp --dport 80 -j T4",
+            "-A KS -m comment --comment one -j T2",
+            "-A KS -s 10.9.9.9/32 -g T3",
+            "-A KS -j RETURN",
+        ],
+        counters: false,
+        nothing_sent: false,
+    },
+    Step {
+        name: "identical with the plain jumps",
+        behind: None,
+        rules: &[
+            "-A KS -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j T1",
+            "-A KS -d 10.0.0.2/32 -p tcp -m tcp --dport 80 -j T2",
+            "-A KS -d 10.0.0.3/32 -p tcp -m tcp --dport 80 -j T3",
+            "-A KS -d 10.0.0.4/32 -p tcp -m tcp --dport 80 -j T4",
+            "-A KS -m comment --comment one -j T2",
+            "-A KS -s 10.9.9.9/32 -g T3",
+            "-A KS -j RETURN",
+        ],
+        counters: false,
+        nothing_sent: true,
+    },
+    Step {
+        // A stand-in is the old rule's jump only: a bare jump line is
+        // another rule and must not keep the commented one.
+        name: "a plain jump's comment dropped, a goto made a jump",
+        behind: None,
+        rules: &[
+            "-A KS -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j T1",
+            "-A KS -d 10.0.0.2/32 -p tcp -m tcp --dport 80 -j T2",
+            "-A KS -d 10.0.0.3/32 -p tcp -m tcp --dport 80 -j T3",
+            "-A KS -d 10.0.0.4/32 -p tcp -m tcp --dport 80 -j T4",
+            "-A KS -j T2",
+            "-A KS -s 10.9.9.9/32 -j T3",
+            "-A KS -j RETURN",
+        ],
+        counters: false,
+        nothing_sent: false,
+    },
+    Step {
+        name: "back to the start again",
         behind: None,
         rules: KS,
         counters: false,

@@ -55,8 +55,9 @@ pub struct Snapshot {
     /// `plan::rewrite`). Empty for a whole-table read (no restore that
     /// could use it reads one: without `--noflush` the table is replaced).
     pub texts: crate::plan::ChainTexts,
-    /// Run members of the chains a read was told to leave unparsed
-    /// ([`read_scoped_lazy`]): their canonical texts by id. Such a rule
+    /// Run members and plain rules ending in a jump of the chains a read
+    /// was told to leave unparsed ([`read_scoped_lazy`]): their canonical
+    /// texts by id. Such a rule
     /// enters the model as a stand-in (its kernel jump only, which keeps
     /// the model's references right) that the planner parses from this
     /// text before anything reads or writes its body (see
@@ -538,9 +539,17 @@ impl Reader<'_> {
             }
             return Ok(());
         }
-        let Some((id, mut rule, chunks, text)) =
-            rebuild(family, kind, &chain, userdata.as_deref(), self.texts)
-        else {
+        let lazy = self.partial && self.probe.is_none() && self.lazy.contains(chain.as_str());
+        let standin = match (lazy, target.as_deref()) {
+            (true, Some(t)) => plain_stand_in(userdata.as_deref(), self.texts, t),
+            _ => None,
+        };
+        let is_standin = standin.is_some();
+        let rebuilt = match standin {
+            Some(s) => Some(s),
+            None => rebuild(family, kind, &chain, userdata.as_deref(), self.texts),
+        };
+        let Some((id, mut rule, chunks, text)) = rebuilt else {
             snap.foreign.push(format!(
                 "rule handle {handle} in chain {chain} (no nfkeeper userdata)"
             ));
@@ -554,6 +563,9 @@ impl Reader<'_> {
                 snap.handles.insert(id, handle);
                 if chunks > 0 {
                     snap.overflow.insert(id, chunks);
+                }
+                if is_standin {
+                    snap.lazy.insert(id, text.clone());
                 }
                 if self.partial && as_text {
                     snap.texts.entry(chain).or_default().insert(text, id);
@@ -717,11 +729,61 @@ fn rebuild(
     Some((id, rule, chunks, text))
 }
 
+/// A plain rule of a chain read lazily (see [`Snapshot::lazy`]) whose
+/// text ends in its kernel jump to `t`: a stand-in (its jump only), with
+/// its id, catalog chunks and text as [`rebuild`] gives them. Not for a
+/// rule naming an ipset (`-m set`, `-j SET`): the sets a restore leaves in
+/// use are found from the model's bodies. `None`: parse it.
+fn plain_stand_in(
+    ud: Option<&[u8]>,
+    texts: &mut Texts,
+    t: &str,
+) -> Option<(RuleId, Rule, u32, String)> {
+    let (id, mut text, chunks) = rule_text(ud, texts)?;
+    if text.contains("-set ") {
+        return None;
+    }
+    let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();
+    text.drain(..blanks);
+    let rule = run::stand_in(&text, t, false).or_else(|| run::stand_in(&text, t, true))?;
+    Some((id, rule, chunks, text))
+}
+
 /// Whether a rule's text still says what it does given the chain its
 /// kernel verdict jumps to (`target`): not when that chain was renamed.
 fn text_holds(rule: &Rule, target: Option<&str>) -> bool {
     match (ruleset::RuleBody::jump_target(rule), target) {
         (Some(a), Some(b)) => a == b,
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain rule stands in as its jump only when its text ends in the
+    /// kernel's jump and names no ipset.
+    #[test]
+    fn plain_stand_ins() {
+        // (text, kernel target, stands in)
+        let cases = [
+            (" -m comment --comment one -j T2", "T2", true),
+            (" -s 10.0.0.1/32 -g T3", "T3", true),
+            (" -j T2", "T3", false),
+            (" -m set --match-set s src -j T2", "T2", false),
+            (" -j SET --add-set s src", "s", false),
+            (" -p tcp -j DNAT --to-destination 10.0.0.1", "T2", false),
+        ];
+        for (text, t, want) in cases {
+            let ud = userdata::encode(RuleId(9), text, None).bytes;
+            let got = plain_stand_in(Some(&ud), &mut Texts::new(), t);
+            assert_eq!(got.is_some(), want, "{text}");
+            if let Some((id, r, _, kept)) = got {
+                assert_eq!((id, kept.as_str()), (RuleId(9), text.trim_start()));
+                assert_eq!(ruleset::RuleBody::jump_target(&r), Some(t));
+                assert!(r.matches.is_empty(), "{text}");
+            }
+        }
     }
 }

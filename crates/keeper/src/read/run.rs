@@ -22,7 +22,7 @@ pub(super) struct RunRule<'a> {
 /// `-g`), when its canonical text `text` ends in exactly that jump (a
 /// jump to a user chain takes no options, so it is the text's last
 /// words). `None`: parse it.
-fn stand_in(text: &str, t: &str, goto: bool) -> Option<Rule> {
+pub(super) fn stand_in(text: &str, t: &str, goto: bool) -> Option<Rule> {
     let flag = if goto { "-g " } else { "-j " };
     let rest = text.strip_suffix(t)?;
     let before = rest.strip_suffix(flag)?;
