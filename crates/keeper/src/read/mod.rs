@@ -57,11 +57,10 @@ pub struct Snapshot {
     pub texts: crate::plan::ChainTexts,
     /// Run members and plain rules ending in a jump of the chains a read
     /// was told to leave unparsed ([`read_scoped_lazy`]): their canonical
-    /// texts by id. Such a rule
-    /// enters the model as a stand-in (its kernel jump only, which keeps
-    /// the model's references right) that the planner parses from this
-    /// text before anything reads or writes its body (see
-    /// `plan::rewrite`).
+    /// texts by id. Such a rule enters the model as a stand-in (its kernel
+    /// jump only, which keeps the model's references right) that the
+    /// planner parses from this text before anything reads or writes its
+    /// body (see `plan::rewrite`).
     pub lazy: ruleset::hash::FxMap<RuleId, String>,
 }
 
