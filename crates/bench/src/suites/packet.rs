@@ -612,7 +612,7 @@ pub fn run(plan: &Plan, adapters: &[Box<dyn Adapter>]) -> Vec<Record> {
                 let slots: Vec<Slot> = adapters
                     .iter()
                     .zip(&tools)
-                    .map(|(a, tool)| kube::prepare(plan, (&text, &t), *a, tool))
+                    .map(|(a, tool)| kube::prepare(plan, (n, &text, &t), *a, tool))
                     .collect();
                 (slots, Some(t))
             }

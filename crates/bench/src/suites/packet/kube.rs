@@ -3,10 +3,12 @@
 //! endpoints: 3 }.full(true)` through the tool under test (the kube
 //! suite's full sync: the small `*filter` part, every KUBE-SERVICES /
 //! KUBE-SVC / KUBE-SEP chain of the `*nat` table, and the built-in
-//! chains' jumps into them); nft has no form of it. The client connects
+//! chains' jumps into them); nft loads kube-proxy's nftables mode for the
+//! same cluster (`workload::Kube::nft_full`: a `service-ips` verdict map,
+//! per service a numgen map of its endpoint chains). The client connects
 //! to the LAST service's cluster IP on port 80: the last of KUBE-SERVICES'
 //! N rules, the worst case of a linear walk (iptables-legacy,
-//! iptables-nft), one map lookup for nfkeeper.
+//! iptables-nft), one map lookup for nfkeeper and for nft.
 //!
 //! Delivery: the client routes that cluster IP to the server (one /32
 //! route; no other service is reachable, none needs to be), and the
@@ -291,16 +293,23 @@ fn judge(t: &Target, at: &[SocketAddr]) -> Result<(), String> {
 /// the row's, made once for all adapters).
 pub(super) fn prepare(
     plan: &Plan,
-    (text, t): (&str, &Target),
+    (n, text, t): (usize, &str, &Target),
     a: &dyn Adapter,
     tool: &Result<String, String>,
 ) -> Slot {
     if let Err(why) = tool {
         return Slot::Done(Status::Unavailable(why.clone()));
     }
-    if dialect(a.name()) == Dialect::Nft {
-        return Slot::Done(Status::NoForm);
-    }
+    // nft: kube-proxy's nftables mode for the same cluster (same cluster
+    // IPs, endpoints and ports, so the same target and check).
+    let rules = match dialect(a.name()) {
+        Dialect::Nft => workload::Kube {
+            services: n,
+            endpoints: ENDPOINTS,
+        }
+        .nft_full(),
+        Dialect::Iptables => text.to_string(),
+    };
     let lim = plan.setup_limit;
     let pair = match Pair::new(None, lim) {
         Ok(x) => x,
@@ -318,7 +327,7 @@ pub(super) fn prepare(
         ipset: None,
         own_set: false,
         nfacct: None,
-        rules: text.to_string(),
+        rules,
     };
     if let Err(e) = install(&pair.server, a, &inst, lim) {
         return Slot::Done(Status::Fail(format!("setup: {e}")));
@@ -362,7 +371,8 @@ pub(super) fn measure(
 pub fn note() -> String {
     format!(
         "k.kube: the server namespace loads kube-proxy's full sync of N services × {ENDPOINTS} \
-         endpoints (nat table, with the built-in chains' jumps; no nft form); the client \
+         endpoints (nat table, with the built-in chains' jumps; nft: kube-proxy's \
+         nftables mode for the same cluster); the client \
          connects to the last service's cluster IP on port 80 (the end of KUBE-SERVICES), \
          whose endpoint addresses the server owns, so every DNATed connection arrives \
          (checked: {CHECK_CONNECTIONS} connections arrive at its endpoints, not all at one). \

@@ -199,8 +199,9 @@ fn check_fails_without_the_rules_root() {
 }
 
 /// Both k.kube rows at N = 3 through every tool present (nfkeeper where
-/// `NFKEEPER_BIN` or `PATH` has it): the iptables tools pass the check
-/// and measure positive, finite costs; nft has no form; N = 0 is no row.
+/// `NFKEEPER_BIN` or `PATH` has it): the iptables tools, and nft with
+/// kube-proxy's nftables mode, pass the check and measure positive, finite
+/// costs; N = 0 is no row.
 #[test]
 fn tiny_kube_rows_root() {
     let Some(_serial) = crate::suites::kernel_test() else {
@@ -230,7 +231,6 @@ fn tiny_kube_rows_root() {
     for r in &rs {
         assert_eq!(r.n, 3);
         match r.adapter.as_str() {
-            "nft" => assert_eq!(r.status, Status::NoForm),
             _ if matches!(r.status, Status::Unavailable(_)) => {
                 eprintln!("{}: skipped: {:?}", r.adapter, r.status)
             }
