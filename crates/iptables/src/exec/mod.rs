@@ -13,8 +13,8 @@ use std::fmt::Write;
 pub mod restore;
 
 pub use restore::{
-    restore, restore_open, restore_with, Apply, ModelOnly, RestoreError, RestoreOpts, RestoreStats,
-    Reverse,
+    restore, restore_open, restore_with, Apply, Known, ModelOnly, RestoreError, RestoreOpts,
+    RestoreStats, Reverse,
 };
 
 /// Which operation failed, to pick iptables' wording for a model error.

@@ -104,12 +104,33 @@ pub trait Apply {
         p: Parsed,
         line: usize,
     ) -> Result<(), Error>;
-    /// The rule a line `-A chain text` of table `kind` parses to, when the
-    /// implementation knows it without parsing (a rule it read whose
-    /// canonical text is exactly `text`); the line is then not parsed.
-    fn known_rule(&mut self, _kind: TableKind, _chain: &str, _text: &str) -> Option<Rule> {
-        None
+    /// What the implementation knows of a line `-A chain text` of table
+    /// `kind` (model `t`; `counters` as the line gives them; input line
+    /// `line`) without parsing it — see [`Known`].
+    fn known_rule(
+        &mut self,
+        _kind: TableKind,
+        _t: &mut Table<Rule>,
+        _chain: &str,
+        _text: &str,
+        _counters: Option<Counters>,
+        _line: usize,
+    ) -> Known {
+        Known::Unknown
     }
+}
+
+/// An [`Apply`]'s answer for a line `-A chain text` (`R`: what a known
+/// line becomes).
+pub enum Known<R = Rule> {
+    /// Nothing: the line is parsed and applied.
+    Unknown,
+    /// The rule the line parses to (a rule the implementation read whose
+    /// canonical text is exactly `text`): applied without parsing.
+    Rule(R),
+    /// The implementation took the line whole (it re-adds, in place, a
+    /// rule the model already holds there): nothing left to do.
+    Kept,
 }
 
 /// Restore into the model only.
@@ -498,13 +519,20 @@ impl<'r> Restorer<'r> {
             }
             body = &line[close + 1..];
         }
-        if let Some(p) = self.known_append(kind, body, counters) {
-            self.stats.rules += 1;
-            let t = table_in(self.rs, &mut self.work, self.o.family, kind);
-            return self
-                .ap
-                .apply(kind, t, p, lineno)
-                .map_err(|e| err(lineno, e));
+        match self.known_append(kind, body, counters, lineno) {
+            Some(Known::Rule(p)) => {
+                self.stats.rules += 1;
+                let t = table_in(self.rs, &mut self.work, self.o.family, kind);
+                return self
+                    .ap
+                    .apply(kind, t, p, lineno)
+                    .map_err(|e| err(lineno, e));
+            }
+            Some(Known::Kept) => {
+                self.stats.rules += 1;
+                return Ok(());
+            }
+            Some(Known::Unknown) | None => {}
         }
         let owned;
         let quoted: Vec<&str>;
@@ -556,21 +584,28 @@ impl Restorer<'_> {
         kind: TableKind,
         body: &str,
         counters: Option<Counters>,
-    ) -> Option<Parsed> {
+        lineno: usize,
+    ) -> Option<Known<Parsed>> {
         let rest = body.trim_start().strip_prefix("-A ")?;
         let (chain, text) = rest.split_once(' ')?;
         if chain.is_empty() || chain.starts_with(['-', '"']) {
             return None;
         }
-        let rule = self.ap.known_rule(kind, chain, text)?;
-        Some(Parsed {
-            command: Command::Append(chain.to_string()),
-            table: kind,
-            rules: vec![rule],
-            counters,
-            flags: Default::default(),
-            warnings: Vec::new(),
-        })
+        let t = table_in(self.rs, &mut self.work, self.o.family, kind);
+        Some(
+            match self.ap.known_rule(kind, t, chain, text, counters, lineno) {
+                Known::Unknown => Known::Unknown,
+                Known::Kept => Known::Kept,
+                Known::Rule(rule) => Known::Rule(Parsed {
+                    command: Command::Append(chain.to_string()),
+                    table: kind,
+                    rules: vec![rule],
+                    counters,
+                    flags: Default::default(),
+                    warnings: Vec::new(),
+                }),
+            },
+        )
     }
 }
 

@@ -29,7 +29,7 @@ pub use pending::{Created, Mark, Pending};
 pub use view::{ChainTexts, KernelView, Loc, RunLoc};
 
 use compile::runs::RunOpts;
-use iptables::exec::{execute_owned, Apply};
+use iptables::exec::{execute_owned, Apply, Known};
 use iptables::parse::{Command, Parsed};
 use iptables::{Error, Rule};
 use ruleset::{Family, Table, TableKind};
@@ -171,7 +171,15 @@ impl Apply for Planner<'_> {
         self.restore_command(kind, t, p)
     }
 
-    fn known_rule(&mut self, kind: TableKind, chain: &str, text: &str) -> Option<Rule> {
-        self.old_rule_by_text(kind, chain, text)
+    fn known_rule(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        chain: &str,
+        text: &str,
+        counters: Option<ruleset::Counters>,
+        line: usize,
+    ) -> Known {
+        self.known_line(kind, t, chain, text, counters, line)
     }
 }

@@ -2,7 +2,9 @@
 //! chain flushes it and the lines that follow add its rules again (what
 //! kube-proxy sends on every sync). Sending that as a flush and re-adds
 //! costs the kernel the whole chain even when nothing changed, so the
-//! flush is deferred: the model is flushed and refilled as usual, and when
+//! flush is deferred: first in place (`in_place`: the model keeps the old
+//! rules while the lines re-add them in order), then, from the first line
+//! that does not, the model is flushed and refilled as usual, and when
 //! the chain is settled (before any command that could observe the kernel
 //! chain, or at the end of the restore, [`Planner::finish`]) the rules the
 //! input gives are compared with the rules the kernel holds and only the
@@ -46,8 +48,10 @@
 
 use super::diff;
 
+mod in_place;
 mod lazy;
 use super::{Loc, Planner};
+use in_place::InPlace;
 use iptables::exec::execute_owned;
 use iptables::parse::{Command, Parsed};
 use iptables::{Error, Rule};
@@ -79,6 +83,9 @@ pub(crate) struct Deferred {
     /// matches the two without comparing bodies, and no body is cloned.
     taken: Vec<bool>,
     from_text: FxMap<RuleId, usize>,
+    /// Set while the flush is not applied, even to the model (see
+    /// `in_place`); `old` is then empty.
+    in_place: Option<InPlace>,
 }
 
 impl Deferred {
@@ -91,6 +98,7 @@ impl Deferred {
             by_id: None,
             by_text: None,
             from_text: FxMap::default(),
+            in_place: None,
         }
     }
 }
@@ -115,6 +123,9 @@ pub(crate) struct Rewrites {
     /// out (index in its chain's `old`): the command applied next is the
     /// append of that body (see `iptables::exec::Apply::known_rule`).
     just_taken: Option<usize>,
+    /// How many chains were deferred in place (`in_place`) in this batch,
+    /// an upper bound of those still in place: 0 skips every check.
+    in_place: usize,
 }
 
 /// Where an old rule is in the kernel.
@@ -159,31 +170,41 @@ impl Planner<'_> {
         match &p.command {
             Command::Flush(Some(c)) if self.p.rewrites.chains.contains_key(&key(c)) => {
                 let k = key(c);
-                execute_owned(t, p, &mut String::new())?;
                 if let Some(d) = self.p.rewrites.chains.get_mut(&k) {
+                    if let Some(ip) = &mut d.in_place {
+                        ip.restart();
+                        return Ok(());
+                    }
                     d.lines.clear();
                 }
+                execute_owned(t, p, &mut String::new())?;
                 return Ok(());
             }
             Command::Flush(Some(c)) if self.can_defer(kind, t, c) => {
+                // In place: the model keeps the old rules (see `in_place`).
                 let k = key(c);
-                let old: Vec<(RuleId, Rule, Counters)> = t
+                let ids: Vec<RuleId> = t
                     .rules(c)
                     .map_err(|e| Error::other(e.to_string()))?
-                    .map(|r| (r.id, r.body.clone(), r.counters))
+                    .map(|r| r.id)
                     .collect();
-                execute_owned(t, p, &mut String::new())?;
                 self.p.tails.remove(&k);
-                let d = Deferred::new(old, self.p.tag);
+                let mut d = Deferred::new(Vec::new(), self.p.tag);
+                d.in_place = Some(InPlace::new(ids));
+                self.p.rewrites.in_place += 1;
                 self.p.rewrites.order.push(k.clone());
                 self.p.rewrites.chains.insert(k, d);
                 return Ok(());
             }
             Command::Append(c) if self.p.rewrites.chains.contains_key(&key(c)) => {
                 let k = key(c);
-                let before = t.chain(c).map_or(0, |c| c.len);
                 let chain = c.clone();
-                execute_owned(t, p, &mut String::new())?;
+                if self.keep_parsed(kind, t, &chain, &p) {
+                    return Ok(());
+                }
+                self.flush_in_place(kind, t, &chain)?;
+                let before = t.chain(&chain).map_or(0, |c| c.len);
+                self.execute_jump(kind, t, p)?;
                 let after = t.chain(&chain).map_or(0, |c| c.len);
                 let tag = self.p.tag;
                 if let Some(d) = self.p.rewrites.chains.get_mut(&k) {
@@ -213,6 +234,16 @@ impl Planner<'_> {
                 }
                 return Ok(());
             }
+            Command::Check(c) if self.p.rewrites.in_place > 0 => self.flush_in_place(kind, t, c)?,
+            Command::List {
+                chain, zero: false, ..
+            }
+            | Command::ListRules {
+                chain, zero: false, ..
+            } if self.p.rewrites.in_place > 0 => match chain {
+                Some(c) => self.flush_in_place(kind, t, c)?,
+                None => self.flush_all_in_place(kind, t)?,
+            },
             Command::Append(_)
             | Command::NewChain(_)
             | Command::Policy(..)
@@ -221,7 +252,48 @@ impl Planner<'_> {
             | Command::ListRules { zero: false, .. } => {}
             _ => self.settle_rewrites(kind, t)?,
         }
+        if self.p.rewrites.in_place > 0 && Self::jumps(&p) {
+            // The old rules of in-place chains are still in the model: a
+            // loop they close is not the input's (see `execute_jump`).
+            let retry = p.clone();
+            return match self.run(kind, t, p, &mut String::new()) {
+                Err(_) if self.has_in_place(kind) => {
+                    self.flush_all_in_place(kind, t)?;
+                    self.run(kind, t, retry, &mut String::new())
+                }
+                r => r,
+            };
+        }
         self.run(kind, t, p, &mut String::new())
+    }
+
+    /// Whether a command's rules jump or go to a chain (a jump can be
+    /// refused as closing a loop).
+    fn jumps(p: &Parsed) -> bool {
+        use ruleset::RuleBody;
+        p.rules.iter().any(|r| r.jump_target().is_some())
+    }
+
+    /// The append `p` to the model; when refused while in-place chains
+    /// hold old rules that could close the loop it was refused for, again
+    /// after their flushes are applied (the refusal then is the input's).
+    fn execute_jump(
+        &mut self,
+        kind: TableKind,
+        t: &mut Table<Rule>,
+        p: Parsed,
+    ) -> Result<(), Error> {
+        if self.p.rewrites.in_place == 0 || !Self::jumps(&p) {
+            return execute_owned(t, p, &mut String::new());
+        }
+        let retry = p.clone();
+        match execute_owned(t, p, &mut String::new()) {
+            Err(_) if self.has_in_place(kind) => {
+                self.flush_all_in_place(kind, t)?;
+                execute_owned(t, retry, &mut String::new())
+            }
+            r => r,
+        }
     }
 
     /// The body of the rule that chain `chain` of table `kind` held before
@@ -348,6 +420,17 @@ impl Planner<'_> {
         chain: &str,
         mut d: Deferred,
     ) -> Result<(), Error> {
+        if let Some(ip) = &d.in_place {
+            let stale = self.opts.whole_model && !self.view.counters_are_fresh(kind, chain);
+            let unchanged = !stale && {
+                let model = t.rules(chain).map_err(|e| Error::other(e.to_string()))?;
+                ip.unchanged(model.map(|r| r.counters))
+            };
+            if unchanged {
+                return Ok(());
+            }
+            in_place::apply_flush(t, chain, &mut d)?;
+        }
         let olds: Vec<Old> = d
             .old
             .iter()
