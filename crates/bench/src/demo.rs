@@ -225,11 +225,10 @@ pub fn demo(args: &DemoArgs) -> i32 {
     let mut code = 0;
     for (suite, sizes) in [("cf", None), ("ruleset", Some(vec![1000]))] {
         // The demo changes nothing on the host, the kernel's RCU setting
-        // included (the bench command expedites it for steadier times);
+        // included (as the bench command, unless `--rcu-expedited`);
         // 3 repetitions everywhere keep it under 2 minutes.
         let run = SuiteArgs {
             quick: true,
-            rcu_default: true,
             reps: Some(3),
             sizes,
             out: args.out.as_ref().map(|dir| format!("{dir}/{suite}")),

@@ -1,6 +1,7 @@
 //! The kernel's RCU grace periods made short and steady for the length of
-//! a run of the command-time suites (the default of `nfkeeper bench`;
-//! `--rcu-default` keeps the host's setting).
+//! a run of the command-time suites (`nfkeeper bench --rcu-expedited`; by
+//! default a run keeps the host's setting, which users' kernels run with:
+//! headline numbers include what a grace period costs each tool).
 //!
 //! Why: nf_tables waits for an RCU grace period when a transaction removes
 //! rules, chains or hooks (flushes, deletes, restores that replace a

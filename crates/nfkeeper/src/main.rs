@@ -66,13 +66,13 @@ Usage:
                                    scripts (N processes x M -A then -D, every tool); hostile peers
                                    (cases: concurrent,single,process,parallel,memory,hostile)
   nfkeeper bench [cf|ruleset|kube|ipset|packet|all] [--quick] [--adapters nfkeeper,iptables-nft,...] [--out DIR]
-                [--reps N] [--sizes N,...] [--rcu-default] [--compare DIR1,DIR2]
+                [--reps N] [--sizes N,...] [--rcu-expedited] [--compare DIR1,DIR2]
                                    the studies' suites (cf, ruleset, packet by default; kube and
                                    ipset on request) against iptables-legacy, iptables-nft, nft,
                                    ipset, and nfkeeper through its daemon (nfkeeper-daemon), each case in a private network
-                                   namespace (root); for the run the kernel's RCU grace periods
-                                   are expedited (steadier times; restored after), --rcu-default
-                                   keeps the host's setting
+                                   namespace (root), at the host's RCU setting; --rcu-expedited
+                                   expedites the kernel's grace periods for the run (steadier
+                                   times; restored after)
   nfkeeper serve [--netns NAME] [--socket PATH] [--group G] [--metrics ADDR:PORT] ...
                                    the daemon: a warm model of this namespace's tables behind a unix
                                    socket; the iptables personalities use it when it answers

@@ -70,8 +70,8 @@ options:                                  full run / --quick
                        client on the first CPU, the packet server on the
                        second          commands float; packet 0,1 with 2+ CPUs
   --no-pin             pin nothing
-  --rcu-default        keep the host's RCU setting (default: grace periods
-                       expedited for the run, restored at the end)
+  --rcu-expedited      expedite RCU grace periods for the run (restored at
+                       the end)               the host's setting
   --out DIR            where the files go    bench-results/SUITES-UTCSTAMP
   --progress | --quiet progress lines on stderr     on when stderr is a terminal
   -h, --help           this text
@@ -108,7 +108,7 @@ pub struct SuiteArgs {
     pub cases: Vec<String>,
     pub pin: Option<Pin>,
     pub no_pin: bool,
-    pub rcu_default: bool,
+    pub rcu_expedited: bool,
     pub out: Option<String>,
     pub progress: bool,
     pub quiet: bool,
@@ -117,8 +117,8 @@ pub struct SuiteArgs {
 
 impl SuiteArgs {
     /// The options as clap arguments. Of two that undo each other
-    /// (`--pin`/`--no-pin`, `--progress`/`--quiet`, `--rcu-default`/
-    /// `--rcu-expedited`, the default, hidden) the last one given counts.
+    /// (`--pin`/`--no-pin`, `--progress`/`--quiet`, `--rcu-expedited`/
+    /// `--rcu-default`, the default, hidden) the last one given counts.
     pub fn args() -> Vec<Arg> {
         vec![
             flag("quick"),
@@ -135,9 +135,9 @@ impl SuiteArgs {
             words("case", "ID,..."),
             value("pin", "CPU[,CPU]", cpus).overrides_with("no-pin"),
             flag("no-pin").overrides_with("pin"),
-            flag("rcu-default").overrides_with("rcu-expedited"),
-            flag("rcu-expedited")
-                .overrides_with("rcu-default")
+            flag("rcu-expedited").overrides_with("rcu-default"),
+            flag("rcu-default")
+                .overrides_with("rcu-expedited")
                 .hide(true),
             value(
                 "out",
@@ -171,7 +171,7 @@ impl SuiteArgs {
             cases: get_words(m, "case"),
             pin: m.get_one::<Pin>("pin").copied(),
             no_pin: m.get_flag("no-pin"),
-            rcu_default: m.get_flag("rcu-default"),
+            rcu_expedited: m.get_flag("rcu-expedited"),
             out: text("out"),
             progress: m.get_flag("progress"),
             quiet: m.get_flag("quiet"),
@@ -249,7 +249,7 @@ impl SuiteArgs {
             o.max_rules = m;
         }
         o.cases = self.cases.clone();
-        o.rcu_expedited = !self.rcu_default;
+        o.rcu_expedited = self.rcu_expedited;
         if let Some(s) = &self.sizes {
             o.sizes = s.clone();
             o.cf_sizes = s.clone();
@@ -329,13 +329,13 @@ pub fn main(prog: &str, suite: Option<&str>, args: &SuiteArgs) -> i32 {
         match crate::rcu::expedite() {
             Ok(g) => {
                 eprintln!(
-                    "note: /sys/kernel/rcu_expedited is 1 for this run (restored at the end; --rcu-default keeps the host's setting)"
+                    "note: /sys/kernel/rcu_expedited is 1 for this run (--rcu-expedited; restored at the end)"
                 );
                 Some(g)
             }
             Err(e) => {
                 eprintln!(
-                    "/sys/kernel/rcu_expedited: {e} (run with --rcu-default to keep the host's setting)"
+                    "/sys/kernel/rcu_expedited: {e} (run without --rcu-expedited to keep the host's setting)"
                 );
                 return 1;
             }
@@ -380,7 +380,7 @@ pub fn main(prog: &str, suite: Option<&str>, args: &SuiteArgs) -> i32 {
         t0.elapsed().as_secs_f64(),
         crate::loadavg(),
         if a.o.rcu_expedited {
-            "; RCU grace periods expedited (default; --rcu-default keeps the host's setting)"
+            "; RCU grace periods expedited (--rcu-expedited)"
         } else {
             ""
         },
@@ -495,20 +495,20 @@ mod tests {
     /// every suite, suites and the output folder.
     #[test]
     fn resolved_run() {
-        let a = parse("--quick --sizes 10,20 --big 5,6 --limit 0 --rcu-default --out d").unwrap();
+        let a = parse("--quick --sizes 10,20 --big 5,6 --limit 0 --rcu-expedited --out d").unwrap();
         assert_eq!(
             (a.o.sizes.clone(), a.o.cf_sizes.clone()),
             (vec![10, 20], vec![10, 20])
         );
         assert_eq!(
             (a.o.big, a.o.limit, a.o.rcu_expedited),
-            ((5, 6), Duration::from_secs(1), false)
+            ((5, 6), Duration::from_secs(1), true)
         );
         assert_eq!((a.suites, a.out), (vec!["cf".to_string()], "d".to_string()));
         let g = a.given;
         assert_eq!((g.quick, g.sizes, g.reps), (true, true, false));
-        let a = parse("--rcu-default --rcu-expedited --suite packet").unwrap();
-        assert!(a.o.rcu_expedited);
+        let a = parse("--rcu-expedited --rcu-default --suite packet").unwrap();
+        assert!(!a.o.rcu_expedited);
         assert_eq!(a.suites, ["cf", "packet"]);
         assert!(a.out.starts_with("bench-results/cf+packet-"), "{}", a.out);
         let all = matches(&["--suite", "cf,all"]).unwrap().resolve(None);
@@ -529,7 +529,7 @@ mod tests {
             .map(|(l, hidden)| {
                 let o = format!("--{l}");
                 // Hidden ones (--suite, spelled as the subcommand;
-                // --rcu-expedited, the default) are not in the text.
+                // --rcu-default, the default) are not in the text.
                 assert_eq!(!hidden, help.contains(&o), "{o} hidden {hidden}");
                 o
             })

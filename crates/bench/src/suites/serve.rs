@@ -428,8 +428,8 @@ pub struct DaemonArgs {
     pub procs: Option<usize>,
     pub cmds: Option<usize>,
     /// `--rcu-expedited`: RCU grace periods expedited for the run (as the
-    /// kernel suites do by default, see [`crate::rcu`]); off: the host's
-    /// setting, which every deleting process pays at exit.
+    /// kernel suites' own `--rcu-expedited`, see [`crate::rcu`]); off: the
+    /// host's setting, which every deleting process pays at exit.
     pub rcu_expedited: bool,
     pub out: Option<String>,
 }

@@ -10,6 +10,9 @@
 //! [`Blocked`] probe, which must be dropped: that proves the rules sit in the
 //! packet path.
 
+/// Which text a tool reads: iptables-restore input, or an `nft -f` file
+/// (the suites' one notion of it).
+pub use crate::suites::model::Dialect;
 use std::fmt::Write;
 use std::net::Ipv4Addr;
 
@@ -46,13 +49,6 @@ impl Proto {
             Proto::Udp => "udp",
         }
     }
-}
-
-/// Which text a tool reads: iptables-restore input, or an `nft -f` file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    Iptables,
-    Nft,
 }
 
 /// One row family of the suite: scenario (a–e) and the form of its rules.
