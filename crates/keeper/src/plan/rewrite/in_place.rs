@@ -71,9 +71,10 @@ impl InPlace {
 impl Planner<'_> {
     /// A line `-A chain text` (counters as it gives them, input line
     /// `line`) of a `--noflush` restore, before it is parsed: kept in
-    /// place when it re-adds the next old rule of an in-place chain; else,
-    /// with the chain's flush applied when it is in place, the old rule's
-    /// body when a line of that text was read (`Planner::old_rule_by_text`).
+    /// place when it re-adds the next old rule of an in-place chain (any
+    /// other line of such a chain is parsed, then [`Self::keep_parsed`]);
+    /// for a chain whose flush is applied, the old rule's body when a line
+    /// of that text was read (`Planner::old_rule_by_text`).
     pub(crate) fn known_line(
         &mut self,
         kind: TableKind,
