@@ -204,7 +204,9 @@ impl Planner<'_> {
                 }
                 self.flush_in_place(kind, t, &chain)?;
                 let before = t.chain(&chain).map_or(0, |c| c.len);
-                self.execute_jump(kind, t, p)?;
+                self.loop_retry(kind, t, p, |_, _, t, p| {
+                    execute_owned(t, p, &mut String::new())
+                })?;
                 let after = t.chain(&chain).map_or(0, |c| c.len);
                 let tag = self.p.tag;
                 if let Some(d) = self.p.rewrites.chains.get_mut(&k) {
@@ -252,19 +254,9 @@ impl Planner<'_> {
             | Command::ListRules { zero: false, .. } => {}
             _ => self.settle_rewrites(kind, t)?,
         }
-        if self.p.rewrites.in_place > 0 && Self::jumps(&p) {
-            // The old rules of in-place chains are still in the model: a
-            // loop they close is not the input's (see `execute_jump`).
-            let retry = p.clone();
-            return match self.run(kind, t, p, &mut String::new()) {
-                Err(_) if self.has_in_place(kind) => {
-                    self.flush_all_in_place(kind, t)?;
-                    self.run(kind, t, retry, &mut String::new())
-                }
-                r => r,
-            };
-        }
-        self.run(kind, t, p, &mut String::new())
+        self.loop_retry(kind, t, p, |s, kind, t, p| {
+            s.run(kind, t, p, &mut String::new())
+        })
     }
 
     /// Whether a command's rules jump or go to a chain (a jump can be
@@ -274,23 +266,26 @@ impl Planner<'_> {
         p.rules.iter().any(|r| r.jump_target().is_some())
     }
 
-    /// The append `p` to the model; when refused while in-place chains
-    /// hold old rules that could close the loop it was refused for, again
-    /// after their flushes are applied (the refusal then is the input's).
-    fn execute_jump(
+    /// `apply(p)`; when refused while in-place chains of the table hold
+    /// old rules that could close the loop a jump of `p` was refused for,
+    /// again after their flushes are applied (the refusal then is the
+    /// input's). A clone of `p` only for a jumping command while some chain
+    /// is in place.
+    fn loop_retry(
         &mut self,
         kind: TableKind,
         t: &mut Table<Rule>,
         p: Parsed,
+        apply: fn(&mut Self, TableKind, &mut Table<Rule>, Parsed) -> Result<(), Error>,
     ) -> Result<(), Error> {
         if self.p.rewrites.in_place == 0 || !Self::jumps(&p) {
-            return execute_owned(t, p, &mut String::new());
+            return apply(self, kind, t, p);
         }
         let retry = p.clone();
-        match execute_owned(t, p, &mut String::new()) {
+        match apply(self, kind, t, p) {
             Err(_) if self.has_in_place(kind) => {
                 self.flush_all_in_place(kind, t)?;
-                execute_owned(t, retry, &mut String::new())
+                apply(self, kind, t, retry)
             }
             r => r,
         }

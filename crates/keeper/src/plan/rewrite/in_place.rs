@@ -29,7 +29,10 @@ use super::{Deferred, Planner};
 use iptables::exec::Known;
 use iptables::{Error, Rule};
 use nft::Tag;
-use ruleset::{Counters, RuleId, Table, TableKind};
+use ruleset::{Counters, Family, RuleId, Table, TableKind};
+
+/// A deferred chain's key in `super::Rewrites`.
+type ChainKey = (Family, TableKind, String);
 
 /// The cursor of a chain whose flush is not applied.
 #[derive(Debug)]
@@ -96,15 +99,7 @@ impl Planner<'_> {
             Some(_) => return self.known_body(kind, chain, text),
         };
         if next.is_some_and(|id| self.is_text_of(kind, t, chain, id, text)) {
-            if let Some(ip) = self
-                .p
-                .rewrites
-                .chains
-                .get_mut(&key)
-                .and_then(|d| d.in_place.as_mut())
-            {
-                ip.kept.push((line as Tag, counters));
-            }
+            self.advance(&key, line as Tag, counters);
             return Known::Kept;
         }
         // Parsed, then kept if it adds the next old rule all the same
@@ -147,18 +142,23 @@ impl Planner<'_> {
             None => t.rule_by_id(id).is_some_and(|(_, _, r)| r.body == rule),
         };
         if same {
-            let tag = self.p.tag;
-            if let Some(ip) = self
-                .p
-                .rewrites
-                .chains
-                .get_mut(&key)
-                .and_then(|d| d.in_place.as_mut())
-            {
-                ip.kept.push((tag, p.counters));
-            }
+            self.advance(&key, self.p.tag, p.counters);
         }
         same
+    }
+
+    /// The in-place chain `key` took its next old rule back from the line
+    /// tagged `tag` (counters as it gives them).
+    fn advance(&mut self, key: &ChainKey, tag: Tag, counters: Option<Counters>) {
+        if let Some(ip) = self
+            .p
+            .rewrites
+            .chains
+            .get_mut(key)
+            .and_then(|d| d.in_place.as_mut())
+        {
+            ip.kept.push((tag, counters));
+        }
     }
 
     fn known_body(&mut self, kind: TableKind, chain: &str, text: &str) -> Known {
