@@ -60,8 +60,11 @@ func (c *Client) Call(ctx context.Context, req proto.Request, sink func(proto.Re
 		}
 		// A reused connection the daemon had closed in the meantime (its
 		// idle timeout) refuses the write: nothing reached the daemon,
-		// so the request goes again on a new connection.
-		if reused && !sent && attempt == 0 && ctx.Err() == nil {
+		// so the request goes again on a new connection. Not when the
+		// deadline passed during the write (the context's timer may not
+		// have marked it done yet): that is the caller's deadline.
+		if reused && !sent && attempt == 0 && ctx.Err() == nil &&
+			!errors.Is(err, context.DeadlineExceeded) {
 			var ee *ExchangeError
 			if errors.As(err, &ee) {
 				continue
