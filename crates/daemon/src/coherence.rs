@@ -275,15 +275,27 @@ impl Coherence {
 
     /// After a paused commit: listen again, then ask the kernel which
     /// generation it is at. `expect` is the generation the commit left
-    /// (`None`: unknown). Any other generation means someone else
-    /// committed while nobody listened: every table is stale, as after
-    /// lost events. Errors read as lost events too.
-    pub fn resume(&self, sock: &mut Socket, expect: Option<u32>, m: &Metrics) {
+    /// (`None`: unknown); one before it is a commit the kernel found
+    /// nothing to do in (it then keeps its generation). Any other
+    /// generation means someone else committed while nobody listened:
+    /// every table is stale, as after lost events. Errors read as lost
+    /// events too. Returns the generation when nothing was lost.
+    ///
+    /// A batch of ours that changed nothing while exactly one foreign
+    /// commit landed would also read as `expect`: callers pause only for
+    /// batches that change something (`Pending::bulk` is set by deletes
+    /// of chains the model holds rules of, or of unknown content).
+    pub fn resume(&self, sock: &mut Socket, expect: Option<u32>, m: &Metrics) -> Option<u32> {
         let rejoined = self.events().as_mut().is_some_and(|es| es.rejoin().is_ok());
         let now = sock.gen().ok().map(|g| g.id);
-        if !rejoined || now.is_none() || now != expect {
-            m.resyncs_lost_events.inc();
-            self.lost_events();
+        let ours = |n: u32| expect.is_some_and(|e| n == e || n == e.wrapping_sub(1));
+        match now {
+            Some(n) if rejoined && ours(n) => Some(n),
+            _ => {
+                m.resyncs_lost_events.inc();
+                self.lost_events();
+                None
+            }
         }
     }
 

@@ -81,8 +81,8 @@ impl Source for Warm<'_> {
         (bulk || bytes > QUIET_BYTES) && self.sh.coherence.pause(&self.sh.metrics)
     }
 
-    fn committed(&mut self, sock: &mut Socket, expect: Option<u32>) {
-        self.sh.coherence.resume(sock, expect, &self.sh.metrics);
+    fn committed(&mut self, sock: &mut Socket, expect: Option<u32>) -> Option<u32> {
+        self.sh.coherence.resume(sock, expect, &self.sh.metrics)
     }
 
     fn prepare(

@@ -464,7 +464,7 @@ impl<R: RuleBody> Table<R> {
             chain: cid,
             at,
             id: old.id,
-            body: old.body,
+            body: Box::new(old.body),
             counters: old.counters,
         });
         self.record(|| Op::Insert(id));
@@ -500,7 +500,7 @@ impl<R: RuleBody> Table<R> {
             chain: cid,
             at,
             id,
-            body: r.body,
+            body: Box::new(r.body),
             counters: r.counters,
         });
         id
@@ -572,6 +572,12 @@ impl<R: RuleBody> Table<R> {
         self.rules.iter().flatten().map(|r| &r.body)
     }
 
+    /// The id of every rule of the table, in no particular order. O(rule
+    /// slots).
+    pub fn rule_ids(&self) -> impl Iterator<Item = RuleId> + '_ {
+        self.rules.iter().flatten().map(|r| r.id)
+    }
+
     /// Chain, 1-based position and view of the rule with this id. O(log n).
     pub fn rule_by_id(&self, id: RuleId) -> Option<(ChainId, usize, RuleView<'_, R>)> {
         let slot = self.ids.get(id)?;
@@ -587,22 +593,42 @@ impl<R: RuleBody> Table<R> {
     }
 
     fn flush_recorded(&mut self, cid: u32) {
-        let removed = self.raw_flush(cid);
-        if self.recording() && !removed.is_empty() {
-            let rules = removed
-                .into_iter()
-                .map(|r| (r.id, r.body, r.counters))
-                .collect();
+        let rules = self.raw_flush(cid);
+        if self.recording() && !rules.is_empty() {
             self.record(|| Op::Flush { chain: cid, rules });
         }
     }
 
     /// `-F` without a chain: every chain of the table. O(rules in the table).
+    /// Every rule goes, so the indexes are emptied whole rather than rule by
+    /// rule, and the undo entry is one op whose rules lie in one buffer: a
+    /// flush of 50 000 one-rule chains spent more in per-rule index updates
+    /// and per-chain allocations than the kernel spends deleting them
+    /// (BENCHMARKS.md §8.7).
     pub fn flush_all(&mut self) {
-        for cid in 0..self.chains.len() as u32 {
-            if self.chains[cid as usize].is_some() {
-                self.flush_recorded(cid);
+        let mut chains = Vec::new();
+        let mut rules = Vec::with_capacity(self.ids.len());
+        for (cid, ch) in self.chains.iter_mut().enumerate() {
+            let Some(ch) = ch else { continue };
+            let n0 = rules.len();
+            for slot in ch.rules.iter() {
+                let r = self.rules[slot as usize].take().expect("live rule");
+                rules.push((r.id, r.body, r.counters));
             }
+            ch.rules.clear();
+            ch.referrers.clear();
+            ch.jumps.clear();
+            if rules.len() > n0 {
+                chains.push((cid as u32, (rules.len() - n0) as u32));
+            }
+        }
+        debug_assert!(self.rules.iter().all(Option::is_none));
+        self.rules.clear();
+        self.free.clear();
+        self.ids = IdIndex::default();
+        self.spec = FxMap::default();
+        if !rules.is_empty() {
+            self.record(|| Op::FlushAll { chains, rules });
         }
     }
 

@@ -102,25 +102,68 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
     }
     // Rules already in the model matter to a write that may write them
     // again (a restore) or remove them (their copies may go): only then
-    // are they scanned, O(rules of the tables written).
-    let mut scan: Vec<(Family, TableKind)> = Vec::new();
+    // are they scanned, O(rules of the chains or tables it may remove
+    // from) — a delete in one chain of a big table scans that chain.
+    let mut scan: Vec<(Family, TableKind, Option<String>)> = Vec::new();
     for w in writes {
-        for t in removing_tables(w) {
+        for t in removing_scopes(w) {
             if !scan.contains(&t) {
                 scan.push(t);
             }
         }
     }
-    for f in Family::ALL {
-        for k in TableKind::ALL {
-            if !st.exists(f, k) || !scan.contains(&(f, k)) {
-                continue;
-            }
-            for body in st.model.table(f, k).bodies() {
-                for n in rule_names(body) {
-                    put(n, Some((f, k)));
+    // A table scanned whole needs no scan of its chains.
+    let whole: Vec<(Family, TableKind)> = scan
+        .iter()
+        .filter(|(.., c)| c.is_none())
+        .map(|(f, k, _)| (*f, *k))
+        .collect();
+    scan.retain(|(f, k, c)| c.is_none() || !whole.contains(&(*f, *k)));
+    for (f, k, chain) in scan {
+        if !st.exists(f, k) {
+            continue;
+        }
+        let t = st.model.table(f, k);
+        match chain.as_deref() {
+            None => {
+                for body in t.bodies() {
+                    for n in rule_names(body) {
+                        put(n, Some((f, k)));
+                    }
                 }
             }
+            Some(c) => {
+                for r in t.rules(c).into_iter().flatten() {
+                    for n in rule_names(r.body) {
+                        put(n, Some((f, k)));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Where `w` may remove rules: a chain (`Some`) or a whole table
+/// ([`removing_tables`], narrowed for commands naming one chain).
+fn removing_scopes(w: &Write) -> Vec<(Family, TableKind, Option<String>)> {
+    use iptables::parse::Command as C;
+    let Work::Cmds(cmds) = &w.work else {
+        return removing_tables(w)
+            .into_iter()
+            .map(|(f, k)| (f, k, None))
+            .collect();
+    };
+    let mut out = Vec::new();
+    for p in cmds {
+        let chain = match &p.command {
+            C::Delete(c) | C::DeleteNum(c, _) | C::Replace(c, _) => Some(c.clone()),
+            C::Flush(c) | C::DeleteChain(c) => c.clone(),
+            _ => continue,
+        };
+        let scope = (w.family, p.table, chain);
+        if !out.contains(&scope) {
+            out.push(scope);
         }
     }
     out

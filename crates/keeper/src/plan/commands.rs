@@ -2,7 +2,7 @@
 //! what it changed into the batch.
 
 use super::emit::ids;
-use super::{chains_of, Created, Loc, Planner};
+use super::{Created, Loc, Planner};
 use compile::layout;
 use iptables::exec::execute_owned;
 use iptables::parse::Parsed;
@@ -197,14 +197,44 @@ impl Planner<'_> {
         chain: Option<String>,
         out: &mut String,
     ) -> Result<(), Error> {
-        let chains = chains_of(t, chain.as_deref());
-        let gone: Vec<RuleId> = chains.iter().flat_map(|c| ids(t, c)).collect();
+        // The flushed rules' overflow texts and kernel locations go; without
+        // either there is nothing to forget, and a flush of every chain
+        // takes the ids from the rule slab (no chain sort, no names).
+        let gone: Vec<RuleId> = if self.view.overflow.is_empty() && !self.opts.echo {
+            Vec::new()
+        } else {
+            match chain.as_deref() {
+                Some(c) => ids(t, c),
+                None => t.rule_ids().collect(),
+            }
+        };
+        // Known empty (no rule of the model, none foreign, no unread run
+        // set): the kernel would commit nothing and keep its generation,
+        // which a committer counting on the next one must not meet.
+        let empty = match chain.as_deref() {
+            Some(c) => {
+                self.view.knows_rules(kind, c, self.opts.whole_model)
+                    && t.chain(c).is_some_and(|v| v.len == 0)
+            }
+            None => {
+                t.rule_count() == 0
+                    && t.chains()
+                        .iter()
+                        .all(|v| self.view.knows_rules(kind, v.name, self.opts.whole_model))
+            }
+        } && !self
+            .view
+            .unread_run_sets
+            .contains_key(&(kind, chain.clone()));
         execute_owned(t, p, out)?;
+        if empty {
+            return Ok(());
+        }
         for id in gone {
             self.forget_rule(kind, id);
         }
         self.flush_chain(kind, chain.as_deref().unwrap_or(""));
-        self.drop_runs_in(kind, &chains);
+        self.drop_runs_in(kind, chain.as_deref());
         self.drop_unread_run_sets(kind, chain.as_deref());
         Ok(())
     }

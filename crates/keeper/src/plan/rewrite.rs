@@ -816,7 +816,7 @@ impl Planner<'_> {
         // to flush and no run (checking costs O(runs of the table)).
         if !d.old.is_empty() {
             self.flush_chain(kind, chain);
-            self.drop_runs_in(kind, &[chain.to_string()]);
+            self.drop_runs_in(kind, Some(chain));
             self.drop_unread_run_sets(kind, Some(chain));
         }
         if !self.opts.plain_appends && self.opts.compile.is_some() {

@@ -652,14 +652,15 @@ impl Planner<'_> {
         });
     }
 
-    /// After `chains` of `kind` were flushed: their runs' sets go too.
-    pub(crate) fn drop_runs_in(&mut self, kind: TableKind, chains: &[String]) {
+    /// After `chain` (`None`: every chain) of `kind` was flushed: its runs'
+    /// sets go too. O(runs + members of the dropped runs' table).
+    pub(crate) fn drop_runs_in(&mut self, kind: TableKind, chain: Option<&str>) {
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
         let mut gone = Vec::new();
         for (i, slot) in self.view.runs.iter_mut().enumerate() {
             if slot
                 .as_ref()
-                .is_some_and(|r| r.kind == kind && chains.contains(&r.chain))
+                .is_some_and(|r| r.kind == kind && chain.is_none_or(|c| r.chain == c))
             {
                 let run = slot.take().expect("checked");
                 self.p
@@ -669,7 +670,7 @@ impl Planner<'_> {
             }
         }
         if !gone.is_empty() {
-            let idx: Vec<u32> = gone.iter().map(|(i, _)| *i).collect();
+            let idx: std::collections::HashSet<u32> = gone.iter().map(|(i, _)| *i).collect();
             self.view
                 .members
                 .retain(|(k, _), ri| !(*k == kind && idx.contains(ri)));

@@ -133,19 +133,20 @@ pub(crate) fn drive<P: Plan>(
         let quiet = src.quiet(pending.batch_ref().bytes().len(), pending.bulk);
         let rep = sock.commit(pending.batch());
         stats.commit_time += t0.elapsed();
+        let mut now = None;
         if quiet {
             let expect = match &rep {
                 Ok(r) if r.outcome.is_ok() => Some(genid.wrapping_add(1)),
                 Ok(r) if !r.outcome.errors.is_empty() => Some(genid),
                 _ => None,
             };
-            src.committed(sock, expect);
+            now = src.committed(sock, expect);
         }
         match rep {
             Ok(rep) if rep.outcome.is_ok() => {
                 stats.commits += 1;
                 plan.kept(sock, st, src, &pending, Some(&rep), &answers);
-                st.genid = genid.wrapping_add(1);
+                st.genid = now.unwrap_or(genid.wrapping_add(1));
                 settle(&mut fin, &mut answers);
                 break;
             }

@@ -136,8 +136,13 @@ pub trait Source {
 
     /// After a commit [`Source::quiet`] agreed to: `expect` is the
     /// generation the kernel is at if nobody else committed meanwhile
-    /// (`None`: unknown, the commit's fate is).
-    fn committed(&mut self, _sock: &mut Socket, _expect: Option<u32>) {}
+    /// (`None`: unknown, the commit's fate is). Returns the generation the
+    /// kernel is at when the source could tell that nobody else committed
+    /// (a batch the kernel found nothing to do in leaves the generation
+    /// where it was: one before `expect`).
+    fn committed(&mut self, _sock: &mut Socket, _expect: Option<u32>) -> Option<u32> {
+        None
+    }
 
     /// Before attempt `attempt` (≥ 1) after a conflict: wait a little, or
     /// give up (false: the writes fail as busy).

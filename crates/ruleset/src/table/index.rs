@@ -226,7 +226,7 @@ impl<R: RuleBody> Table<R> {
     }
 
     /// Remove every rule of chain `cid`, in order. O(rules in the chain).
-    pub(super) fn raw_flush(&mut self, cid: u32) -> Vec<Rule<R>> {
+    pub(super) fn raw_flush(&mut self, cid: u32) -> Vec<(RuleId, R, Counters)> {
         let chain = self.chains[cid as usize].as_mut().expect("live chain");
         let slots: Vec<u32> = chain.rules.iter().collect();
         chain.rules.clear();
@@ -256,7 +256,13 @@ impl<R: RuleBody> Table<R> {
                 self.spec.insert(key, next);
             }
         }
-        slots.into_iter().map(|s| self.drop_rule(s)).collect()
+        slots
+            .into_iter()
+            .map(|s| {
+                let r = self.drop_rule(s);
+                (r.id, r.body, r.counters)
+            })
+            .collect()
     }
 
     /// 0-based position of a live slot. O(log n).

@@ -828,3 +828,11 @@ fn set_rule_id_moves_the_id_and_rolls_back() {
     assert_eq!(observe(&t), before);
     check_invariants(&t);
 }
+
+#[test]
+fn undo_ops_stay_small_whatever_the_rule_size() {
+    // A flush of every chain records one op per chain: ops as big as a rule
+    // made growing the undo log copy megabytes at 10k chains.
+    let op = size_of::<super::undo::Op<[u8; 160]>>();
+    assert!(op <= 64, "{op} bytes per undo op");
+}

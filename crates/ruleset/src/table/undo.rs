@@ -65,17 +65,26 @@ pub(super) enum Op<R> {
     },
     /// A rule with this id was added.
     Insert(RuleId),
-    /// A rule was removed from 0-based position `at`.
+    /// A rule was removed from 0-based position `at`. The body is boxed
+    /// so that every op stays a few words: a flush of many chains records
+    /// one op per chain, and ops of a rule's size made growing the log
+    /// copy megabytes (BENCHMARKS.md §8.7).
     Remove {
         chain: u32,
         at: usize,
         id: RuleId,
-        body: R,
+        body: Box<R>,
         counters: Counters,
     },
     /// A chain was flushed; its rules in order.
     Flush {
         chain: u32,
+        rules: Vec<(RuleId, R, Counters)>,
+    },
+    /// Several chains were flushed: `chains` names each with how many of
+    /// `rules` (in chain order, chains one after another) were its rules.
+    FlushAll {
+        chains: Vec<(u32, u32)>,
         rules: Vec<(RuleId, R, Counters)>,
     },
     /// Previous counters of rules.
@@ -180,11 +189,19 @@ impl<R: RuleBody> Table<R> {
                 body,
                 counters,
             } => {
-                self.raw_insert(chain, at, id, body, counters);
+                self.raw_insert(chain, at, id, *body, counters);
             }
             Op::Flush { chain, rules } => {
                 for (at, (id, body, counters)) in rules.into_iter().enumerate() {
                     self.raw_insert(chain, at, id, body, counters);
+                }
+            }
+            Op::FlushAll { chains, rules } => {
+                let mut rules = rules.into_iter();
+                for (chain, n) in chains {
+                    for (at, (id, body, counters)) in rules.by_ref().take(n as usize).enumerate() {
+                        self.raw_insert(chain, at, id, body, counters);
+                    }
                 }
             }
             Op::SetId { from, to } => {
