@@ -6,6 +6,7 @@ use iptables::parse::restore::words;
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
 use ruleset::hash::FxSet;
 use ruleset::{Family, TableKind};
+use std::collections::HashMap;
 
 /// What a command must read. Commands on the raw table read it whole (see
 /// below). `-F` of every chain reads nothing (one rule
@@ -93,6 +94,7 @@ pub fn restore_scopes(
 ) -> Vec<(TableKind, Scope)> {
     let mut out: Vec<(TableKind, Acc)> = Vec::new();
     let mut cur: Option<usize> = None;
+    let mut renamed = Renamed::default();
     for line in input.lines() {
         let line = line.trim_start();
         if let Some(t) = line.strip_prefix('*') {
@@ -119,6 +121,7 @@ pub fn restore_scopes(
         if let Some(decl) = line.strip_prefix(':') {
             let name = decl.split_ascii_whitespace().next().unwrap_or("");
             let (kind, acc) = &mut out[i];
+            let name = renamed.kernel(*kind, name);
             acc.name(name);
             if !kind.builtin_chains().contains(&name) {
                 // An existing user chain is rewritten: the planner sends
@@ -126,11 +129,79 @@ pub fn restore_scopes(
                 acc.rules(name);
             }
         } else if line.starts_with('-') || line.starts_with('[') {
-            let need = line_scope(line, family, out[i].0, prog);
+            let kind = out[i].0;
+            let need = renamed.scope(kind, line_scope(line, family, kind, prog));
             out[i].1.add(need);
+            renamed.line(kind, line);
         }
     }
     out.into_iter().map(|(k, acc)| (k, acc.scope())).collect()
+}
+
+/// The chains a restore renamed so far, by table: the whole restore is
+/// one transaction, read before it, and the kernel renames at commit (see
+/// `crate::plan::names`), so a line naming a chain by its new name needs
+/// the kernel chain of the old one.
+#[derive(Default)]
+struct Renamed(HashMap<(TableKind, String), String>);
+
+impl Renamed {
+    /// The kernel's name, before the restore, of chain `name` of `kind`.
+    fn kernel<'a>(&'a self, kind: TableKind, name: &'a str) -> &'a str {
+        if self.0.is_empty() {
+            return name;
+        }
+        self.0
+            .get(&(kind, name.to_string()))
+            .map_or(name, String::as_str)
+    }
+
+    /// Take note of restore line `line` if it renames a chain.
+    fn line(&mut self, kind: TableKind, line: &str) {
+        let body = match line.strip_prefix('[') {
+            Some(rest) => rest.split_once(']').map_or("", |(_, b)| b).trim_start(),
+            None => line,
+        };
+        if !(body.starts_with("-E ") || body.starts_with("--rename-chain ")) {
+            return;
+        }
+        let mut w = body.split_ascii_whitespace().skip(1);
+        if let (Some(old), Some(new)) = (w.next(), w.next()) {
+            let k = self.kernel(kind, old).to_string();
+            self.0.remove(&(kind, old.to_string()));
+            self.0.insert((kind, new.to_string()), k);
+        }
+    }
+
+    /// Scope `s` of a line of table `kind`, its chains named as the kernel
+    /// has them.
+    fn scope(&self, kind: TableKind, s: Scope) -> Scope {
+        let Scope::Part {
+            names,
+            rules_of,
+            targets,
+        } = s
+        else {
+            return s;
+        };
+        if self.0.is_empty() {
+            return Scope::Part {
+                names,
+                rules_of,
+                targets,
+            };
+        }
+        let map = |v: Vec<String>| -> Vec<String> {
+            v.into_iter()
+                .map(|n| self.kernel(kind, &n).to_string())
+                .collect()
+        };
+        Scope::Part {
+            names: map(names),
+            rules_of: map(rules_of),
+            targets: map(targets),
+        }
+    }
 }
 
 /// What a restore needs of one table, gathered line by line in O(1) per
@@ -225,6 +296,7 @@ pub fn flushed_chains(p: &Parsed) -> Vec<Option<String>> {
 pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, Option<String>)> {
     let mut out = Vec::new();
     let mut cur: Option<TableKind> = None;
+    let mut renamed = Renamed::default();
     for line in input.lines() {
         let line = line.trim_start();
         if let Some(t) = line.strip_prefix('*') {
@@ -234,9 +306,12 @@ pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, 
         let Some(kind) = cur else { continue };
         let mut words = line.split_ascii_whitespace();
         if matches!(words.next(), Some("-F" | "--flush")) {
+            // The run sets are found by the kernel's name; the planner's
+            // rename moves them to the new one (`KernelView::rename_chain`).
             let chain = words.next().filter(|w| !w.starts_with('-'));
-            out.push((kind, chain.map(str::to_string)));
+            out.push((kind, chain.map(|c| renamed.kernel(kind, c).to_string())));
         }
+        renamed.line(kind, line);
     }
     out
 }
@@ -549,6 +624,29 @@ mod tests {
             let s = restore_scopes(&input, f, true, None, "x");
             assert_eq!(s, vec![(TableKind::Filter, Scope::Table)], "{line}");
         }
+    }
+
+    #[test]
+    fn lines_after_a_rename_read_the_chain_by_its_old_name() {
+        // The kernel renames at commit: in the restore's transaction the
+        // chain is still OLD (then MID's rename is of OLD too).
+        let input = "*filter\n-E OLD MID\n-E MID NEW\n-D NEW 1\n:NEW - [0:0]\n\
+                     -A FORWARD -j NEW\n-F NEW\n-F OTHER\nCOMMIT\n";
+        let s = restore_scopes(input, Family::Ipv4, true, None, "x");
+        assert_eq!(
+            s,
+            vec![(
+                TableKind::Filter,
+                part(
+                    &["OLD", "MID", "NEW", "FORWARD", "OTHER"],
+                    &["OLD"],
+                    &["OLD"]
+                )
+            )]
+        );
+        let f = restore_flushes(input, None);
+        let want = [Some("OLD"), Some("OTHER")].map(|c| (TableKind::Filter, c.map(String::from)));
+        assert_eq!(f, want);
     }
 
     #[test]

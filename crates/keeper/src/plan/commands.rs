@@ -249,6 +249,7 @@ impl Planner<'_> {
         out: &mut String,
     ) -> Result<(), Error> {
         execute_owned(t, p, out)?;
+        self.name_free(kind, &c)?;
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let ch = Chain::new(fam, &tname, &c);
         let tag = self.p.tag;
@@ -284,12 +285,14 @@ impl Planner<'_> {
                 .collect(),
         };
         execute_owned(t, p, out)?;
-        let (fam, tname) = (self.fam(), layout::table_name(kind));
         let tag = self.p.tag;
         for n in names {
-            self.p
-                .batch
-                .delete_nonrec(&Chain::new(fam, &tname, &n), tag);
+            let c = self.chain_key(kind, &n);
+            self.p.batch.delete_nonrec(&c, tag);
+            self.p.names.deleted(self.family, kind, &n);
+            // A chain created under this name later in the batch starts
+            // with no end read.
+            self.p.tails.remove(&(self.family, kind, n));
         }
         Ok(())
     }
@@ -298,6 +301,8 @@ impl Planner<'_> {
     /// jumps follow the chain object; referring rules keep the old name in
     /// their userdata text, and reading takes the target from the verdict
     /// (crate::read), so a rename is O(1) and reads no referring rule.
+    /// The kernel renames at commit: until then the rest of the batch
+    /// names the chain as before (see `super::names`).
     pub(crate) fn rename(
         &mut self,
         kind: TableKind,
@@ -318,20 +323,31 @@ impl Planner<'_> {
                 "renaming a chain created in the same batch is not supported yet",
             ));
         };
+        self.name_free(kind, new)?;
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let mut c = Chain::new(fam, &tname, new);
         c.handle = Some(h);
         let tag = self.p.tag;
         self.p.batch.add(&c, tag);
         self.p.side_effects.insert((self.family, kind));
-        self.view.chain_handles.remove(&(kind, old.to_string()));
-        self.view.chain_handles.insert((kind, new.to_string()), h);
-        for r in self.view.runs.iter_mut().flatten() {
-            if r.kind == kind && r.chain == old {
-                r.chain = new.to_string();
-            }
-        }
+        self.p.names.rename(self.family, kind, old, new);
+        self.view.rename_chain(kind, old, new);
+        // Keyed by name: a chain created as OLD later in the batch must
+        // not find this one's end.
+        self.p.tails.remove(&(self.family, kind, old.to_string()));
         Ok(())
+    }
+
+    /// A chain may take name `name` in this batch: no chain the batch
+    /// renamed still has it in the kernel (which would refuse, EEXIST).
+    fn name_free(&self, kind: TableKind, name: &str) -> Result<(), Error> {
+        match self.p.names.taken(self.family, kind, name) {
+            Some(now) => Err(Error::op(format!(
+                "Chain name {name} cannot be reused in the transaction that renamed \
+                 chain {name} to {now} (the kernel renames at commit)."
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// `-P CHAIN POLICY`: the base chain's policy and its counters (`-c`'s,
@@ -349,8 +365,7 @@ impl Planner<'_> {
             _ => return Err(Error::other("not a policy command")),
         };
         execute_owned(t, p, out)?;
-        let (fam, tname) = (self.fam(), layout::table_name(kind));
-        let mut c = Chain::new(fam, &tname, chain);
+        let mut c = self.chain_key(kind, chain);
         c.policy = Some(super::emit::nft_policy(policy));
         c.counters = Some((counters.bytes, counters.packets));
         let tag = self.p.tag;

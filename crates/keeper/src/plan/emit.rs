@@ -141,7 +141,7 @@ impl Planner<'_> {
         }
         self.p.next_set_id += lowered.sets.len() as u32;
         let ud = self.rule_userdata(kind, id, rule);
-        let mut r = nft::Rule::new(fam, &tname, chain, exprs);
+        let mut r = self.rule_msg(kind, chain, exprs);
         r.userdata = Some(ud);
         r.compat = lowered.compat;
         let bid = self.p.alloc_rule_id();
@@ -195,8 +195,7 @@ impl Planner<'_> {
         if let Some(i) = id {
             self.forget_rule(kind, i);
         }
-        let (fam, tname) = (self.fam(), layout::table_name(kind));
-        let mut r = nft::Rule::key(fam, &tname, chain, None);
+        let mut r = self.rule_key(kind, chain);
         match loc {
             Some(Loc::Handle(h)) => r.handle = Some(h),
             Some(Loc::New(b)) => r.id = Some(b),
@@ -209,12 +208,10 @@ impl Planner<'_> {
     /// Deletes every rule of `chain`, or of every chain of the table when
     /// `chain` is empty (the kernel's rule delete without a chain).
     pub(crate) fn flush_chain(&mut self, kind: TableKind, chain: &str) {
-        let (fam, tname) = (self.fam(), layout::table_name(kind));
         let tag = self.p.tag;
         self.p.bulk = true;
-        self.p
-            .batch
-            .delete(&nft::Rule::key(fam, &tname, chain, None), tag);
+        let r = self.rule_key(kind, chain);
+        self.p.batch.delete(&r, tag);
     }
 
     /// Zero counters in the kernel: rules are replaced by themselves with a
@@ -255,8 +252,7 @@ impl Planner<'_> {
                 )?;
             }
             if num.is_none() && t.is_builtin(c) {
-                let (fam, tname) = (self.fam(), layout::table_name(kind));
-                let mut ch = Chain::new(fam, &tname, c);
+                let mut ch = self.chain_key(kind, c);
                 ch.counters = Some((0, 0));
                 let tag = self.p.tag;
                 self.p.batch.add(&ch, tag);

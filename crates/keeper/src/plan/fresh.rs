@@ -48,6 +48,9 @@ impl Planner<'_> {
             });
         }
         self.view.forget(kind);
+        // The table's chains go with it, renamed ones too: their names are
+        // free for the new ones.
+        self.p.names.forget_table(self.family, kind);
         if let Some(sets) = self.ipsets.as_deref_mut() {
             sets.forget_copies(self.family, kind);
         }

@@ -19,6 +19,7 @@ mod commands;
 mod diff;
 mod emit;
 mod fresh;
+mod names;
 mod pending;
 pub mod replay;
 mod rewrite;

@@ -3,6 +3,7 @@
 //! name, what it deletes, which tables it replaces, the chain ends appends
 //! look at. A batch may span both families (the daemon's group commit).
 
+use crate::plan::names::KernelNames;
 use crate::plan::rewrite::Rewrites;
 use crate::plan::view::KernelView;
 use crate::read::Tail;
@@ -62,6 +63,9 @@ pub struct Pending {
     /// Chains a `--noflush` restore rewrites, their flush deferred (see
     /// `crate::plan::rewrite`).
     pub(crate) rewrites: Rewrites,
+    /// The names the kernel knows chains this batch renamed by until it
+    /// commits (see `crate::plan::names`).
+    pub(crate) names: KernelNames,
     pub(crate) next_rule_id: u32,
     pub(crate) next_set_id: u32,
     /// The batch deletes objects in bulk (a chain flush, a table): the
@@ -96,6 +100,7 @@ pub struct Mark {
     forgotten: usize,
     fresh: usize,
     censuses: usize,
+    names: usize,
     /// Which tables of the written family existed: a cut command may have
     /// created one.
     present: [bool; 5],
@@ -119,6 +124,7 @@ impl Pending {
             tails: HashMap::new(),
             joined: HashSet::new(),
             rewrites: Rewrites::default(),
+            names: KernelNames::default(),
             next_rule_id: 1,
             next_set_id: first_set_id(),
             bulk: false,
@@ -207,19 +213,21 @@ impl Pending {
             forgotten: self.forgotten.len(),
             fresh: self.fresh.len(),
             censuses: self.censuses.len(),
+            names: self.names.mark(),
             present,
         }
     }
 
     /// Drop what was added since `m` (the caller rolls the model back).
-    /// Catalog and run bookkeeping changed since is recorded in
-    /// `side_effects`.
+    /// Renames since are taken back in `view` too; other catalog and run
+    /// bookkeeping changed since is recorded in `side_effects`.
     pub fn truncate(&mut self, m: Mark, view: &mut KernelView) {
         self.batch.truncate(m.batch);
         self.created.truncate(m.created);
         self.forgotten.truncate(m.forgotten);
         self.fresh.truncate(m.fresh);
         self.censuses.truncate(m.censuses);
+        self.names.truncate(m.names, view);
         view.present.retain(|k| m.present[kind_index(*k)]);
     }
 

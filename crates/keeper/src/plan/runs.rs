@@ -27,7 +27,7 @@ use compile::userdata::{self, catalog::Census};
 use compile::{rebase_lookups, Lowered};
 use iptables::{Error, Rule};
 use nft::batch::Placement;
-use nft::{Data, Expr, SetElem, SetElems};
+use nft::{Expr, SetElem, SetElems};
 use ruleset::{Counters, RuleId, Table, TableKind};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -175,7 +175,7 @@ impl Planner<'_> {
                 let set = tr.set.clone();
                 let index = tr.index;
                 let mut el = SetElem::key(&key);
-                el.data = verdict.map(Data::Verdict);
+                el.data = self.verdict_data(kind, verdict);
                 el.userdata = Some(self.rule_userdata(kind, id, &r));
                 if c != Counters::default() {
                     el.exprs = vec![counter(c)];
@@ -248,7 +248,7 @@ impl Planner<'_> {
                 };
                 let old: Vec<_> = tail.plain.drain(from..).collect();
                 for (_, _, _, loc) in &old {
-                    let mut k = nft::Rule::key(fam, &tname, chain, None);
+                    let mut k = self.rule_key(kind, chain);
                     match loc {
                         Loc::Handle(h) => k.handle = Some(*h),
                         Loc::New(b) => k.id = Some(*b),
@@ -322,10 +322,9 @@ impl Planner<'_> {
         let Some(Item::Run { lowered, set }) = items.into_iter().next() else {
             return Ok(false);
         };
-        let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
         let old: Vec<_> = tail.plain.drain(from..).collect();
         for (_, _, _, loc) in &old {
-            let mut key = nft::Rule::key(fam, &tname, chain, None);
+            let mut key = self.rule_key(kind, chain);
             match loc {
                 Loc::Handle(h) => key.handle = Some(*h),
                 Loc::New(b) => key.id = Some(*b),
@@ -407,7 +406,7 @@ impl Planner<'_> {
         for e in &set.elems {
             let (r, c) = members[&e.id];
             let mut el = SetElem::key(&e.key);
-            el.data = e.verdict.clone().map(Data::Verdict);
+            el.data = self.verdict_data(kind, e.verdict.clone());
             el.userdata = Some(self.rule_userdata(kind, e.id, r));
             if c != Counters::default() {
                 el.exprs = vec![counter(c)];
@@ -451,7 +450,7 @@ impl Planner<'_> {
             Counters::default(),
             iptables::print::save::CounterStyle::None,
         );
-        let mut r = nft::Rule::new(fam, &tname, chain, exprs);
+        let mut r = self.rule_msg(kind, chain, exprs);
         r.userdata = Some(userdata::encode_run(set.key, set.map, &set.name, &shape));
         let bid = self.p.alloc_rule_id();
         r.id = Some(bid);
@@ -585,7 +584,7 @@ impl Planner<'_> {
             layout::nft_family(self.family),
             layout::table_name(run.kind),
         );
-        let mut r = nft::Rule::key(fam, &tname, &run.chain, None);
+        let mut r = self.rule_key(run.kind, &run.chain);
         match run.rule {
             Loc::Handle(h) => r.handle = Some(h),
             Loc::New(b) => r.id = Some(b),
@@ -787,7 +786,7 @@ impl Planner<'_> {
         );
         let mut el = SetElem::key(&key);
         if map {
-            el.data = compile::runs::verdict_of(&body.target).map(Data::Verdict);
+            el.data = self.verdict_data(kind, compile::runs::verdict_of(&body.target));
         }
         // The text is unchanged: the catalog keeps any overflow as it is.
         let (text, comment) = rule_text(self.family, body);

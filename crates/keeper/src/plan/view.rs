@@ -174,6 +174,36 @@ impl KernelView {
         }
     }
 
+    /// Chain `old` of table `kind` is now `new`: what is known of it by
+    /// name follows it (its handle, runs, run sets not read, whether its
+    /// rules were read). Its own inverse, as a cut write needs.
+    pub(crate) fn rename_chain(&mut self, kind: TableKind, old: &str, new: &str) {
+        let (o, n) = ((kind, old.to_string()), (kind, new.to_string()));
+        match self.chain_handles.remove(&o) {
+            Some(h) => self.chain_handles.insert(n, h),
+            None => self.chain_handles.remove(&n),
+        };
+        for r in self.runs.iter_mut().flatten() {
+            if r.kind == kind && r.chain == old {
+                r.chain = new.to_string();
+            }
+        }
+        let (o, n) = ((kind, Some(old.to_string())), (kind, Some(new.to_string())));
+        match self.unread_run_sets.remove(&o) {
+            Some(sets) => self.unread_run_sets.insert(n, sets),
+            None => self.unread_run_sets.remove(&n),
+        };
+        if let Some(k) = self.known.get_mut(&kind) {
+            for set in [&mut k.chains, &mut k.foreign] {
+                if set.remove(old) {
+                    set.insert(new.to_string());
+                } else {
+                    set.remove(new);
+                }
+            }
+        }
+    }
+
     fn forget_runs(&mut self, kind: TableKind) {
         for r in self.runs.iter_mut() {
             if r.as_ref().is_some_and(|r| r.kind == kind) {
