@@ -340,7 +340,8 @@ type Group = (
 );
 
 /// Groups the daemon commits as one batch: a rename in one write, what
-/// names the chain in the next ones.
+/// names the chain in the next ones (and one flush between appends, whose
+/// chain end the appends must not reuse).
 const GROUPS: &[Group] = &[
     (
         "a rule in the renamed chain and a jump to it, from other writes",
@@ -377,6 +378,16 @@ const GROUPS: &[Group] = &[
         "the old name reused by another write: it alone fails",
         &[&["-E OLD NEW"], &["-N OLD"], &["-A NEW -j DROP"]],
         &[1],
+    ),
+    (
+        "a chain holding a run flushed between appends (no rename)",
+        &[
+            &["-A SVC -s 10.0.0.4/32 -j ACCEPT"],
+            &["-F SVC"],
+            &["-A SVC -s 10.0.0.5/32 -j ACCEPT"],
+            &["-A SVC -s 10.0.0.6/32 -j ACCEPT"],
+        ],
+        &[],
     ),
     (
         "a write cut out after its rename: its rename is taken back",

@@ -227,6 +227,15 @@ impl Planner<'_> {
             .unread_run_sets
             .contains_key(&(kind, chain.clone()));
         execute_owned(t, p, out)?;
+        // A flushed chain's read end is gone with its rules: an append
+        // after the flush must not join a run whose set the flush deletes.
+        let family = self.family;
+        match chain.as_deref() {
+            Some(c) => {
+                self.p.tails.remove(&(family, kind, c.to_string()));
+            }
+            None => self.p.tails.retain(|(f, k, _), _| (*f, *k) != (family, kind)),
+        }
         if empty {
             return Ok(());
         }
