@@ -234,7 +234,10 @@ impl Planner<'_> {
             Some(c) => {
                 self.p.tails.remove(&(family, kind, c.to_string()));
             }
-            None => self.p.tails.retain(|(f, k, _), _| (*f, *k) != (family, kind)),
+            None => self
+                .p
+                .tails
+                .retain(|(f, k, _), _| (*f, *k) != (family, kind)),
         }
         if empty {
             return Ok(());
