@@ -143,7 +143,7 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
         Work::Restore(r) => r.input.len() > TRIM_INPUT,
         _ => false,
     });
-    let done = {
+    let (done, garbage) = {
         let mut guard = sh.write_lock();
         let mut src = Warm { sh };
         let done = txn::apply(
@@ -167,7 +167,7 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
         } else {
             st.ipset = keeper::ipset::Sets::default();
         }
-        done
+        (done, st.garbage())
     };
 
     let m = &sh.metrics;
@@ -199,6 +199,8 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
         // The client may have gone; its write stands.
         let _ = reply.send(d);
     }
+    // Freed after the replies: what a flush removed can be 50k rules.
+    drop(garbage);
     drop(writes);
     if big {
         crate::give_back_memory();

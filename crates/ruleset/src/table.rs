@@ -600,36 +600,38 @@ impl<R: RuleBody> Table<R> {
     }
 
     /// `-F` without a chain: every chain of the table. O(rules in the table).
-    /// Every rule goes, so the indexes are emptied whole rather than rule by
-    /// rule, and the undo entry is one op whose rules lie in one buffer: a
-    /// flush of 50 000 one-rule chains spent more in per-rule index updates
-    /// and per-chain allocations than the kernel spends deleting them
-    /// (BENCHMARKS.md §8.7).
+    /// Every rule goes, so the rule slab, its indexes and each chain's rule
+    /// tree and jump bookkeeping are moved out whole (into the undo entry,
+    /// or dropped): O(chains), no rule is touched. A flush of 50 000
+    /// one-rule chains spent more in per-rule index updates and moves than
+    /// the kernel spends deleting them (BENCHMARKS.md §8.7).
     pub fn flush_all(&mut self) {
+        if self.ids.len() == 0 {
+            return;
+        }
         let mut chains = Vec::new();
-        let mut rules = Vec::with_capacity(self.ids.len());
         for (cid, ch) in self.chains.iter_mut().enumerate() {
             let Some(ch) = ch else { continue };
-            let n0 = rules.len();
-            for slot in ch.rules.iter() {
-                let r = self.rules[slot as usize].take().expect("live rule");
-                rules.push((r.id, r.body, r.counters));
+            if ch.rules.len() == 0 && ch.referrers.is_empty() && ch.jumps.is_empty() {
+                continue;
             }
-            ch.rules.clear();
-            ch.referrers.clear();
-            ch.jumps.clear();
-            if rules.len() > n0 {
-                chains.push((cid as u32, (rules.len() - n0) as u32));
-            }
+            chains.push(undo::FlushedChain {
+                chain: cid as u32,
+                rules: std::mem::replace(&mut ch.rules, SeqTree::new()),
+                referrers: std::mem::take(&mut ch.referrers),
+                jumps: std::mem::take(&mut ch.jumps),
+            });
         }
-        debug_assert!(self.rules.iter().all(Option::is_none));
-        self.rules.clear();
-        self.free.clear();
-        self.ids = IdIndex::default();
-        self.spec = FxMap::default();
-        if !rules.is_empty() {
-            self.record(|| Op::FlushAll { chains, rules });
-        }
+        let slab = undo::Slab {
+            rules: std::mem::take(&mut self.rules),
+            free: std::mem::take(&mut self.free),
+            ids: std::mem::take(&mut self.ids),
+            spec: std::mem::take(&mut self.spec),
+        };
+        self.record(|| Op::FlushAll {
+            chains,
+            slab: Box::new(slab),
+        });
     }
 
     /// `-Z`: all chains (`None, None`), one chain (`Some, None`) or one rule

@@ -104,7 +104,7 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
     // again (a restore) or remove them (their copies may go): only then
     // are they scanned, O(rules of the chains or tables it may remove
     // from) — a delete in one chain of a big table scans that chain.
-    let mut scan: Vec<(Family, TableKind, Option<String>)> = Vec::new();
+    let mut scan: Vec<Removing> = Vec::new();
     for w in writes {
         for t in removing_scopes(w) {
             if !scan.contains(&t) {
@@ -112,31 +112,33 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
             }
         }
     }
-    // A table scanned whole needs no scan of its chains.
+    // A table scanned whole needs no scan of its chains or rules.
     let whole: Vec<(Family, TableKind)> = scan
         .iter()
-        .filter(|(.., c)| c.is_none())
-        .map(|(f, k, _)| (*f, *k))
+        .filter(|r| r.chain.is_none())
+        .map(|r| (r.family, r.kind))
         .collect();
-    scan.retain(|(f, k, c)| c.is_none() || !whole.contains(&(*f, *k)));
-    for (f, k, chain) in scan {
-        if !st.exists(f, k) {
+    scan.retain(|r| r.chain.is_none() || !whole.contains(&(r.family, r.kind)));
+    for r in scan {
+        if !st.exists(r.family, r.kind) {
             continue;
         }
-        let t = st.model.table(f, k);
-        match chain.as_deref() {
-            None => {
-                for body in t.bodies() {
-                    for n in rule_names(body) {
-                        put(n, Some((f, k)));
-                    }
+        let t = st.model.table(r.family, r.kind);
+        let mut names = |body: &iptables::Rule| {
+            for n in rule_names(body) {
+                put(n, Some((r.family, r.kind)));
+            }
+        };
+        match (r.chain.as_deref(), r.pos) {
+            (None, _) => t.bodies().for_each(&mut names),
+            (Some(c), None) => {
+                for v in t.rules(c).into_iter().flatten() {
+                    names(v.body);
                 }
             }
-            Some(c) => {
-                for r in t.rules(c).into_iter().flatten() {
-                    for n in rule_names(r.body) {
-                        put(n, Some((f, k)));
-                    }
+            (Some(c), Some(n)) => {
+                if let Ok(v) = t.rule_at(c, n) {
+                    names(v.body);
                 }
             }
         }
@@ -144,26 +146,47 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
     out
 }
 
-/// Where `w` may remove rules: a chain (`Some`) or a whole table
-/// ([`removing_tables`], narrowed for commands naming one chain).
-fn removing_scopes(w: &Write) -> Vec<(Family, TableKind, Option<String>)> {
+/// Rules a write may remove: a whole table (`chain: None`), a chain's
+/// rules, or the rule at 1-based `pos` of a chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Removing {
+    family: Family,
+    kind: TableKind,
+    chain: Option<String>,
+    pos: Option<usize>,
+}
+
+/// Where `w` may remove rules ([`removing_tables`], narrowed for commands
+/// naming one chain or one rule). A delete by rule spec names no rule of
+/// the model: the spec's own set names are what its rule names.
+fn removing_scopes(w: &Write) -> Vec<Removing> {
     use iptables::parse::Command as C;
     let Work::Cmds(cmds) = &w.work else {
         return removing_tables(w)
             .into_iter()
-            .map(|(f, k)| (f, k, None))
+            .map(|(family, kind)| Removing {
+                family,
+                kind,
+                chain: None,
+                pos: None,
+            })
             .collect();
     };
     let mut out = Vec::new();
     for p in cmds {
-        let chain = match &p.command {
-            C::Delete(c) | C::DeleteNum(c, _) | C::Replace(c, _) => Some(c.clone()),
-            C::Flush(c) | C::DeleteChain(c) => c.clone(),
+        let (chain, pos) = match &p.command {
+            C::DeleteNum(c, n) | C::Replace(c, n) => (Some(c.clone()), Some(*n)),
+            C::Flush(c) | C::DeleteChain(c) => (c.clone(), None),
             _ => continue,
         };
-        let scope = (w.family, p.table, chain);
-        if !out.contains(&scope) {
-            out.push(scope);
+        let r = Removing {
+            family: w.family,
+            kind: p.table,
+            chain,
+            pos,
+        };
+        if !out.contains(&r) {
+            out.push(r);
         }
     }
     out

@@ -42,7 +42,9 @@ impl<'g> Cmds<'g> {
         for (f, k) in &self.touched {
             let t = st.model.table_mut(*f, *k);
             if keep {
-                t.commit();
+                if let Some(log) = t.commit_log() {
+                    st.garbage.push(log);
+                }
             } else {
                 t.rollback();
             }

@@ -13,7 +13,10 @@
 //! restores chain ids, rule ids, positions, counters, policies and
 //! references, and finally the rule id allocator.
 
-use super::{Chain, Table};
+use super::hash::{FxMap, FxSet};
+use super::ids::IdIndex;
+use super::{Chain, Rule, Table};
+use crate::seqtree::SeqTree;
 use crate::{Counters, Policy, RuleBody, RuleId};
 
 /// The open transaction of a `Table`: inverse operations recorded since
@@ -81,11 +84,13 @@ pub(super) enum Op<R> {
         chain: u32,
         rules: Vec<(RuleId, R, Counters)>,
     },
-    /// Several chains were flushed: `chains` names each with how many of
-    /// `rules` (in chain order, chains one after another) were its rules.
+    /// Every chain was flushed: the rule slab and its indexes as they were
+    /// (`slab`), and each chain's rule tree and jump bookkeeping. Undone
+    /// by putting them back, which is exact because every op after it
+    /// has been undone first: the table then holds no rule.
     FlushAll {
-        chains: Vec<(u32, u32)>,
-        rules: Vec<(RuleId, R, Counters)>,
+        chains: Vec<FlushedChain>,
+        slab: Box<Slab<R>>,
     },
     /// Previous counters of rules.
     RuleCounters(Vec<(RuleId, Counters)>),
@@ -94,6 +99,24 @@ pub(super) enum Op<R> {
         from: RuleId,
         to: RuleId,
     },
+}
+
+/// What [`Op::FlushAll`] keeps of one chain.
+#[derive(Clone, Debug)]
+pub(super) struct FlushedChain {
+    pub(super) chain: u32,
+    pub(super) rules: SeqTree,
+    pub(super) referrers: FxSet<u32>,
+    pub(super) jumps: FxMap<u32, u32>,
+}
+
+/// The rule slab and its indexes, as [`Op::FlushAll`] found them.
+#[derive(Clone, Debug)]
+pub(super) struct Slab<R> {
+    pub(super) rules: Vec<Option<Rule<R>>>,
+    pub(super) free: Vec<u32>,
+    pub(super) ids: IdIndex,
+    pub(super) spec: FxMap<u32, u32>,
 }
 
 impl<R: RuleBody> Table<R> {
@@ -112,6 +135,12 @@ impl<R: RuleBody> Table<R> {
     /// open transaction.
     pub fn commit(&mut self) {
         self.undo = None;
+    }
+
+    /// [`Table::commit`] handing back the log, for a caller that frees it
+    /// later (a log can hold every rule a flush removed).
+    pub fn commit_log(&mut self) -> Option<Undo<R>> {
+        self.undo.take()
     }
 
     /// Whether a transaction is open.
@@ -196,12 +225,23 @@ impl<R: RuleBody> Table<R> {
                     self.raw_insert(chain, at, id, body, counters);
                 }
             }
-            Op::FlushAll { chains, rules } => {
-                let mut rules = rules.into_iter();
-                for (chain, n) in chains {
-                    for (at, (id, body, counters)) in rules.by_ref().take(n as usize).enumerate() {
-                        self.raw_insert(chain, at, id, body, counters);
-                    }
+            Op::FlushAll { chains, slab } => {
+                debug_assert_eq!(self.ids.len(), 0, "rules added after the flush remain");
+                let Slab {
+                    rules,
+                    free,
+                    ids,
+                    spec,
+                } = *slab;
+                self.rules = rules;
+                self.free = free;
+                self.ids = ids;
+                self.spec = spec;
+                for f in chains {
+                    let ch = self.ch_mut(f.chain);
+                    ch.rules = f.rules;
+                    ch.referrers = f.referrers;
+                    ch.jumps = f.jumps;
                 }
             }
             Op::SetId { from, to } => {
