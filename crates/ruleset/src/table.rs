@@ -617,7 +617,7 @@ impl<R: RuleBody> Table<R> {
             }
             chains.push(undo::FlushedChain {
                 chain: cid as u32,
-                rules: std::mem::replace(&mut ch.rules, SeqTree::new()),
+                rules: std::mem::take(&mut ch.rules),
                 referrers: std::mem::take(&mut ch.referrers),
                 jumps: std::mem::take(&mut ch.jumps),
             });

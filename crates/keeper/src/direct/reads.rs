@@ -138,6 +138,9 @@ impl Session {
             _ => return Ok(None),
         };
         let genid = self.genid()?;
+        if let Some(out) = self.one_rule_from_snapshot(p, genid)? {
+            return Ok(Some(out));
+        }
         // A read of one chain loads that chain only.
         let one = match &p.command {
             Command::ListRules { chain: Some(c), .. }
@@ -202,11 +205,99 @@ impl Session {
     /// `-C` against a snapshot's text: each rule's canonical line must be
     /// there (canonical text is equal exactly when rules are). `None` when
     /// the chain or a jump target is missing (the model words those).
-    fn check_in(
+    /// `-S CHAIN N`, `-L CHAIN N` (without line numbers) and `-C` from the
+    /// snapshot at `genid`, reading the chain only up to the rule asked
+    /// for (`-C`: until every rule is found): O(bytes up to it), no copy
+    /// of the chain — 9 ms → ~1 ms for rule 1 of a chain of 100k rules.
+    /// `Ok(None)`: the slower paths answer (no such snapshot or index, no
+    /// such rule or chain: they word the error).
+    fn one_rule_from_snapshot(&mut self, p: &Parsed, genid: u32) -> Result<Option<String>, Error> {
+        let Some(slot) = self.slot(p.table) else {
+            return Ok(None);
+        };
+        match &p.command {
+            Command::ListRules {
+                chain: Some(c),
+                num: Some(n),
+                ..
+            } => {
+                let Some(r) = slot.chain_rule(genid, c, *n) else {
+                    return Ok(None);
+                };
+                let Some(line) = r.rule else { return Ok(None) };
+                self.warn_foreign(p.table, r.foreign);
+                Ok(Some(line + "\n"))
+            }
+            Command::List {
+                chain: Some(c),
+                num: Some(n),
+                ..
+            } if !p.flags.line_numbers => {
+                let Some(r) = slot.chain_rule(genid, c, *n) else {
+                    return Ok(None);
+                };
+                let Some(line) = r.rule else { return Ok(None) };
+                // The rule alone in a model of the declarations: `-L CHAIN
+                // N` prints that one line, which needs nothing else.
+                let text = format!("*{}\n{}{line}\nCOMMIT\n", p.table.name(), r.decls);
+                let mut rs = Ruleset::new();
+                let o = iptables::exec::RestoreOpts::new(self.family, "nfkeeper");
+                if iptables::exec::restore(&mut rs, &text, &o).is_err() {
+                    return Ok(None);
+                }
+                let mut one = p.clone();
+                one.command = Command::List {
+                    chain: Some(c.clone()),
+                    num: Some(1),
+                    zero: false,
+                };
+                let mut out = String::new();
+                match iptables::exec::query(rs.table(self.family, p.table), &one, &mut out) {
+                    Some(Ok(())) => {
+                        self.warn_foreign(p.table, r.foreign);
+                        Ok(Some(out))
+                    }
+                    _ => Ok(None),
+                }
+            }
+            Command::Check(c) => {
+                let lines: Vec<String> = p.rules.iter().map(|r| self.save_line(c, r)).collect();
+                let Some((found, decls, foreign)) = slot.chain_has(genid, c, &lines) else {
+                    return Ok(None);
+                };
+                let text = format!("{decls}\n");
+                let Some(answer) = self.check_found(&text, c, &p.rules, &found) else {
+                    return Ok(None);
+                };
+                self.warn_foreign(p.table, foreign);
+                answer.map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Rule `r` of `chain` as its save line (no counters).
+    fn save_line(&self, chain: &str, r: &iptables::Rule) -> String {
+        let mut line = format!("-A {chain}");
+        iptables::print::save::save_rule_body(
+            &mut line,
+            self.family,
+            r,
+            Counters::default(),
+            iptables::print::save::CounterStyle::None,
+        );
+        line
+    }
+
+    /// `-C`'s answer given which of `rules` were found (`found`) and the
+    /// save text `text` holding the chain declarations: `None` when the
+    /// chain or a jump target is not declared (the model path words it).
+    fn check_found(
         &self,
         text: &str,
         chain: &str,
         rules: &[iptables::Rule],
+        found: &[bool],
     ) -> Option<Result<String, Error>> {
         use ruleset::RuleBody;
         let declared = |c: &str| {
@@ -220,20 +311,27 @@ impl Session {
         {
             return None;
         }
-        for r in rules {
-            let mut line = format!("-A {chain}");
-            iptables::print::save::save_rule_body(
-                &mut line,
-                self.family,
-                r,
-                Counters::default(),
-                iptables::print::save::CounterStyle::None,
-            );
-            if !text.lines().any(|l| l == line) {
-                return Some(Err(Error::Command(iptables::exec::no_such_rule())));
-            }
+        if found.iter().all(|&f| f) {
+            Some(Ok(String::new()))
+        } else {
+            Some(Err(Error::Command(iptables::exec::no_such_rule())))
         }
-        Some(Ok(String::new()))
+    }
+
+    fn check_in(
+        &self,
+        text: &str,
+        chain: &str,
+        rules: &[iptables::Rule],
+    ) -> Option<Result<String, Error>> {
+        let found: Vec<bool> = rules
+            .iter()
+            .map(|r| {
+                let line = self.save_line(chain, r);
+                text.lines().any(|l| l == line)
+            })
+            .collect();
+        self.check_found(text, chain, rules, &found)
     }
 
     /// iptables-save of our tables that exist (`only`: that table, even

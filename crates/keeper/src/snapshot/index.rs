@@ -147,10 +147,19 @@ fn read_at(f: &mut File, start: u64, end: u64) -> io::Result<String> {
     String::from_utf8(b).map_err(io::Error::other)
 }
 
-/// Chain `chain`'s part of the snapshot file `f` (its header already
-/// checked by the caller), by its index; `None` when the file has no index.
-/// A chain without rules (or not declared) yields the declarations alone.
-pub fn read_chain(f: &mut File, len: u64, chain: &str) -> Option<ChainPart> {
+/// Where the sections of the snapshot file `f` are, by its index.
+struct Sections {
+    decls: Option<(u64, u64)>,
+    foreign: Option<(u64, u64)>,
+    /// The chain asked for.
+    part: Option<(u64, u64)>,
+    /// Rule lines of other chains that jump or go to it.
+    refs: Vec<(u64, u64)>,
+}
+
+/// The sections of `f` (of length `len`) for chain `chain`; `None` when
+/// the file has no index or it does not parse.
+fn sections(f: &mut File, len: u64, chain: &str) -> Option<Sections> {
     let tail_len = len.min(64);
     let tail = read_at(f, len - tail_len, len).ok()?;
     let at: u64 = tail
@@ -161,8 +170,12 @@ pub fn read_chain(f: &mut File, len: u64, chain: &str) -> Option<ChainPart> {
         .parse()
         .ok()?;
     let index = read_at(f, at, len).ok()?;
-    let (mut decls, mut foreign, mut part) = (None, None, None);
-    let mut refs = Vec::new();
+    let mut s = Sections {
+        decls: None,
+        foreign: None,
+        part: None,
+        refs: Vec::new(),
+    };
     for line in index.lines() {
         if line.starts_with("# index-at ") {
             break;
@@ -182,13 +195,73 @@ pub fn read_chain(f: &mut File, len: u64, chain: &str) -> Option<ChainPart> {
             return None;
         }
         match what {
-            "decls" => decls = Some((a, b)),
-            "foreign" => foreign = Some((a, b)),
-            "chain" if name == chain => part = Some((a, b)),
-            "ref" if name == chain => refs.push((a, b)),
+            "decls" => s.decls = Some((a, b)),
+            "foreign" => s.foreign = Some((a, b)),
+            "chain" if name == chain => s.part = Some((a, b)),
+            "ref" if name == chain => s.refs.push((a, b)),
             _ => {}
         }
     }
+    Some(s)
+}
+
+fn foreign_lines(f: &mut File, at: Option<(u64, u64)>) -> Option<Vec<String>> {
+    Some(match at {
+        Some((a, b)) => read_at(f, a, b)
+            .ok()?
+            .lines()
+            .filter_map(|l| l.strip_prefix("# foreign: "))
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    })
+}
+
+/// Chain `chain` of the snapshot file `f` (of length `len`) read as a
+/// stream: `visit` sees the chain's rule lines in order (bytes, without
+/// the newline) until it returns false; returns the chain declarations (save
+/// text) and the foreign-object lines. O(bytes of the chain up to where
+/// `visit` stops) and no copy of the chain: `-S CHAIN 1` of a chain of
+/// 100k rules reads one block. `None` when the file has no index.
+pub fn scan_chain(
+    f: &mut File,
+    len: u64,
+    chain: &str,
+    visit: &mut dyn FnMut(&[u8]) -> bool,
+) -> Option<(String, Vec<String>)> {
+    let s = sections(f, len, chain)?;
+    let (ds, de) = s.decls?;
+    let decls = read_at(f, ds, de).ok()?;
+    if let Some((a, b)) = s.part {
+        f.seek(SeekFrom::Start(a)).ok()?;
+        let mut r = io::BufReader::with_capacity(64 << 10, Read::take(&mut *f, b - a));
+        // Bytes, not `str`: no UTF-8 check of lines nobody looks at.
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if io::BufRead::read_until(&mut r, b'\n', &mut line).ok()? == 0 {
+                break;
+            }
+            let l = line.strip_suffix(b"\n").unwrap_or(&line);
+            if !visit(l) {
+                break;
+            }
+        }
+    }
+    let foreign = foreign_lines(f, s.foreign)?;
+    Some((decls, foreign))
+}
+
+/// Chain `chain`'s part of the snapshot file `f` (its header already
+/// checked by the caller), by its index; `None` when the file has no index.
+/// A chain without rules (or not declared) yields the declarations alone.
+pub fn read_chain(f: &mut File, len: u64, chain: &str) -> Option<ChainPart> {
+    let Sections {
+        decls,
+        foreign,
+        part,
+        refs,
+    } = sections(f, len, chain)?;
     let (ds, de) = decls?;
     let mut text = read_at(f, ds, de).ok()?;
     if let Some((a, b)) = part {
@@ -202,14 +275,6 @@ pub fn read_chain(f: &mut File, len: u64, chain: &str) -> Option<ChainPart> {
         }
         text.push_str(&read_at(f, a, b).ok()?);
     }
-    let foreign = match foreign {
-        Some((a, b)) => read_at(f, a, b)
-            .ok()?
-            .lines()
-            .filter_map(|l| l.strip_prefix("# foreign: "))
-            .map(str::to_string)
-            .collect(),
-        None => Vec::new(),
-    };
+    let foreign = foreign_lines(f, foreign)?;
     Some(ChainPart { text, foreign })
 }

@@ -92,6 +92,52 @@ impl Slot {
         index::read_chain(&mut f, len, chain)
     }
 
+    /// Rule `n` (1-based) of chain `chain` in the snapshot taken at
+    /// generation `genid`: the declarations, that rule's save line (`None`
+    /// when the chain has fewer rules) and the foreign-object lines; read
+    /// up to that rule ([`index::scan_chain`]). `None` when there is no
+    /// such snapshot or it has no index.
+    pub fn chain_rule(&self, genid: u32, chain: &str, n: usize) -> Option<ChainRule> {
+        let (mut f, len) = self.open(genid)?;
+        let (mut k, mut rule) = (0, None);
+        let (decls, foreign) = index::scan_chain(&mut f, len, chain, &mut |l| {
+            k += 1;
+            if k == n {
+                rule = Some(String::from_utf8_lossy(l).into_owned());
+            }
+            k < n
+        })?;
+        Some(ChainRule {
+            decls,
+            rule,
+            foreign,
+        })
+    }
+
+    /// Which of `lines` are rule lines of chain `chain` in the snapshot
+    /// taken at generation `genid` (one pass that stops when all are
+    /// found), with the declarations and the foreign-object lines.
+    pub fn chain_has(
+        &self,
+        genid: u32,
+        chain: &str,
+        lines: &[String],
+    ) -> Option<(Vec<bool>, String, Vec<String>)> {
+        let (mut f, len) = self.open(genid)?;
+        let mut found = vec![false; lines.len()];
+        let mut left = lines.len();
+        let (decls, foreign) = index::scan_chain(&mut f, len, chain, &mut |l| {
+            for (i, want) in lines.iter().enumerate() {
+                if !found[i] && want.as_bytes() == l {
+                    found[i] = true;
+                    left -= 1;
+                }
+            }
+            left > 0
+        })?;
+        Some((found, decls, foreign))
+    }
+
     /// The snapshot file if it is trusted (owned by root or by us, not
     /// writable by others) and taken at generation `genid`; and its length.
     fn open(&self, genid: u32) -> Option<(File, u64)> {
@@ -310,6 +356,16 @@ impl Write for Tee<'_> {
     }
 }
 
+/// One rule of a chain read from a snapshot ([`Slot::chain_rule`]).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ChainRule {
+    /// The table's chain declarations (save text).
+    pub decls: String,
+    /// The rule's save line, if the chain has that many rules.
+    pub rule: Option<String>,
+    pub foreign: Vec<String>,
+}
+
 /// `iptables -S` output (whole table, or one `chain`, or its rule `num`)
 /// from a snapshot's save text; `None` when the chain is not there (the
 /// caller then lets the model word the error).
@@ -493,6 +549,36 @@ mod tests {
             assert_eq!(part.foreign, ["rule handle 9 in chain X"], "{chain}");
         }
         assert!(slot.load_chain(43, "web").is_none(), "other generation");
+        // One rule by the index, read up to it.
+        let foreign = vec!["rule handle 9 in chain X".to_string()];
+        let rules = [
+            ("web", 1, Some("-A web -s 10.0.0.1/32 -j ACCEPT")),
+            ("web", 2, Some("-A web -s 10.0.0.2/32 -j ACCEPT")),
+            ("INPUT", 1, Some("-A INPUT -j web")),
+            ("web", 3, None),
+            ("none", 1, None),
+        ];
+        for (chain, n, want) in rules {
+            let got = slot.chain_rule(42, chain, n).expect(chain);
+            assert_eq!(got.rule.as_deref(), want, "{chain} {n}");
+            assert_eq!((got.decls.as_str(), &got.foreign), (decls, &foreign));
+        }
+        let last = pad.lines().count();
+        let got = slot.chain_rule(42, "pad", last).and_then(|r| r.rule);
+        assert_eq!(
+            got.as_deref(),
+            pad.lines().last(),
+            "the last of a long chain"
+        );
+        // Which lines a chain has, in one pass.
+        let want = [
+            "-A web -s 10.0.0.2/32 -j ACCEPT".to_string(),
+            "-A web -s 10.0.0.9/32 -j ACCEPT".to_string(),
+            "-A INPUT -j web".to_string(),
+        ];
+        let (found, d, _) = slot.chain_has(42, "web", &want).unwrap();
+        assert_eq!((found, d.as_str()), (vec![true, false, false], decls));
+        assert!(slot.chain_rule(43, "web", 1).is_none(), "other generation");
         // A chain in two places: no index, the whole text still loads.
         let mut w = slot.writer(44).unwrap();
         w.feed(
