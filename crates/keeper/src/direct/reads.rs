@@ -205,7 +205,7 @@ impl Session {
     /// `-C` against a snapshot's text: each rule's canonical line must be
     /// there (canonical text is equal exactly when rules are). `None` when
     /// the chain or a jump target is missing (the model words those).
-    /// `-S CHAIN N`, `-L CHAIN N` (without line numbers) and `-C` from the
+    /// `-S CHAIN N`, `-L CHAIN N` and `-C` from the
     /// snapshot at `genid`, reading the chain only up to the rule asked
     /// for (`-C`: until every rule is found): O(bytes up to it), no copy
     /// of the chain — 9 ms → ~1 ms for rule 1 of a chain of 100k rules.
@@ -232,33 +232,34 @@ impl Session {
                 chain: Some(c),
                 num: Some(n),
                 ..
-            } if !p.flags.line_numbers => {
+            } => {
                 let Some(r) = slot.chain_rule(genid, c, *n) else {
                     return Ok(None);
                 };
                 let Some(line) = r.rule else { return Ok(None) };
-                // The rule alone in a model of the declarations: `-L CHAIN
-                // N` prints that one line, which needs nothing else.
+                // The rule parsed in a model of the declarations alone:
+                // `-L CHAIN N` prints its one row, which needs nothing else.
                 let text = format!("*{}\n{}{line}\nCOMMIT\n", p.table.name(), r.decls);
                 let mut rs = Ruleset::new();
                 let o = iptables::exec::RestoreOpts::new(self.family, "nfkeeper");
                 if iptables::exec::restore(&mut rs, &text, &o).is_err() {
                     return Ok(None);
                 }
-                let mut one = p.clone();
-                one.command = Command::List {
-                    chain: Some(c.clone()),
-                    num: Some(1),
-                    zero: false,
+                let t = rs.table(self.family, p.table);
+                let Ok(rule) = t.rule_at(c, 1) else {
+                    return Ok(None);
                 };
                 let mut out = String::new();
-                match iptables::exec::query(rs.table(self.family, p.table), &one, &mut out) {
-                    Some(Ok(())) => {
-                        self.warn_foreign(p.table, r.foreign);
-                        Ok(Some(out))
-                    }
-                    _ => Ok(None),
-                }
+                iptables::print::list::rule_row(
+                    &mut out,
+                    self.family,
+                    *n,
+                    rule.body,
+                    Counters::default(),
+                    &p.flags,
+                );
+                self.warn_foreign(p.table, r.foreign);
+                Ok(Some(out))
             }
             Command::Check(c) => {
                 let lines: Vec<String> = p.rules.iter().map(|r| self.save_line(c, r)).collect();
