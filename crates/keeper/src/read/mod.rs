@@ -62,6 +62,39 @@ pub struct Snapshot {
     /// planner parses from this text before anything reads or writes its
     /// body (see `plan::rewrite`).
     pub lazy: ruleset::hash::FxMap<RuleId, String>,
+    /// What each run's set held, by set name, when the read was asked to
+    /// keep it ([`read_table_keeping_run_elems`]); `None` otherwise.
+    pub run_elems: Option<HashMap<String, Vec<SeenElem>>>,
+}
+
+/// One element of a run's set as a read saw it, without its text and
+/// counter (a few dozen bytes: `verify` keeps every run's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeenElem {
+    pub key: Vec<u8>,
+    /// An interval end marker.
+    pub end: bool,
+    pub verdict: Option<Verdict>,
+    /// The logical rule its userdata names.
+    pub id: Option<RuleId>,
+}
+
+impl SeenElem {
+    pub(crate) fn of(e: &nft::SetElem) -> SeenElem {
+        SeenElem {
+            key: e.key.clone().unwrap_or_default(),
+            end: e.flags.unwrap_or(0) & nft::setelem::F_INTERVAL_END != 0,
+            verdict: match &e.data {
+                Some(nft::Data::Verdict(v)) => Some(v.clone()),
+                _ => None,
+            },
+            id: e
+                .userdata
+                .as_deref()
+                .and_then(|u| userdata::decode(u).ok())
+                .and_then(|d| d.id),
+        }
+    }
 }
 
 /// A compiled run as read from the kernel.
@@ -308,7 +341,7 @@ pub fn read_scoped_lazy(
     probe: Option<&Rule>,
     lazy: &[String],
 ) -> Result<Snapshot, nft::Error> {
-    let mut snap = read_chains_and_rules(sock, family, kind, scope, probe, lazy)?;
+    let mut snap = read_chains_and_rules(sock, family, kind, scope, probe, lazy, false)?;
     if let (Scope::Part { targets, .. }, true) = (scope, snap.exists) {
         // Jump targets the rules read did not show to exist.
         let missing: Vec<&str> = targets
@@ -348,7 +381,19 @@ fn fetch_chains(
     Ok(v)
 }
 
-/// [`read_scoped_probe`] but for a part's jump targets.
+/// [`read_table`], keeping each run's raw elements
+/// ([`Snapshot::run_elems`]): `verify` compares them with what the
+/// members compile to, without dumping every set a second time.
+pub fn read_table_keeping_run_elems(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+) -> Result<Snapshot, nft::Error> {
+    read_chains_and_rules(sock, family, kind, &Scope::Table, None, &[], true)
+}
+
+/// [`read_scoped_probe`] but for a part's jump targets; `keep_elems`: see
+/// [`Snapshot::run_elems`].
 fn read_chains_and_rules(
     sock: &mut Socket,
     family: Family,
@@ -356,6 +401,7 @@ fn read_chains_and_rules(
     scope: &Scope,
     probe: Option<&Rule>,
     lazy: &[String],
+    keep_elems: bool,
 ) -> Result<Snapshot, nft::Error> {
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
@@ -378,6 +424,7 @@ fn read_chains_and_rules(
         foreign_in: HashSet::new(),
         texts: Default::default(),
         lazy: Default::default(),
+        run_elems: keep_elems.then(HashMap::new),
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
         return Ok(snap);

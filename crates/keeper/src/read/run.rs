@@ -84,7 +84,7 @@ pub(super) fn read_run(
     };
     type Member = (RuleId, Rule, Counters, u32, Option<String>, Option<String>);
     let mut members: Vec<Member> = Vec::with_capacity(elems.len());
-    for e in elems {
+    for e in &elems {
         // An interval run's end markers belong to the member before them.
         if e.flags
             .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0)
@@ -138,6 +138,9 @@ pub(super) fn read_run(
         let text = (partial && text_holds(&rule, t)).then_some(text);
         follow_target(&mut snap.table, &mut rule, t, partial);
         members.push((id, rule, c, chunks, text, lazy));
+    }
+    if let Some(kept) = snap.run_elems.as_mut() {
+        kept.insert(rr.set.to_string(), elems.iter().map(SeenElem::of).collect());
     }
     members.sort_unstable_by_key(|m| m.0);
     let mut ids = Vec::with_capacity(members.len());

@@ -25,14 +25,14 @@
 
 mod replay;
 
-use crate::read::{read_table, RunSnap};
+use crate::read::{RunSnap, SeenElem};
 use compile::layout;
 use compile::lower_rule_with;
 use compile::runs::{admits, run_rule, SET_PREFIX};
-use compile::userdata::{self, catalog};
+use compile::userdata::catalog;
 use iptables::print::save::{save_rule_body, CounterStyle};
 use iptables::Rule;
-use nft::{Data, Expr, Socket};
+use nft::{Expr, Socket};
 use ruleset::{Counters, Family, RuleId, TableKind};
 use std::collections::{BTreeSet, HashMap};
 
@@ -69,7 +69,8 @@ pub fn verify_table(
     family: Family,
     kind: TableKind,
 ) -> Result<Option<Report>, nft::Error> {
-    let snap = read_table(sock, family, kind)?;
+    let mut snap = crate::read::read_table_keeping_run_elems(sock, family, kind)?;
+    let mut run_elems = snap.run_elems.take().unwrap_or_default();
     if !snap.exists {
         return Ok(None);
     }
@@ -168,7 +169,17 @@ pub fn verify_table(
         if let Some(run) = run_of.get(&kr.handle) {
             rep.runs += 1;
             rep.rules += 1;
-            cx.check_run(sock, &snap.table, run, kr, exprs, &mut rep)?;
+            // The elements the read dumped (a run read by a probe or
+            // whose set vanished meanwhile has none kept: dump it).
+            let elems = match run_elems.remove(&run.set) {
+                Some(e) => e,
+                None => sock
+                    .set_elems(fam, &tname, &run.set)?
+                    .iter()
+                    .map(SeenElem::of)
+                    .collect(),
+            };
+            cx.check_run(&snap.table, run, kr, exprs, &elems, &mut rep);
         } else if let Some(id) = id_of.get(&kr.handle) {
             rep.rules += 1;
             let Some((_, _, r)) = snap.table.rule_by_id(*id) else {
@@ -294,13 +305,13 @@ impl Cx<'_> {
 
     fn check_run(
         &self,
-        sock: &mut Socket,
         t: &ruleset::Table<Rule>,
         run: &RunSnap,
         kr: &KRule,
         exprs: &[Expr],
+        elems: &[SeenElem],
         rep: &mut Report,
-    ) -> Result<(), nft::Error> {
+    ) {
         let what = format!(
             "run rule handle {} in chain {} (set {})",
             kr.handle, kr.chain, run.set
@@ -321,7 +332,7 @@ impl Cx<'_> {
                     "{what}: its shape is neither recorded nor derivable"
                 ));
             }
-            return Ok(());
+            return;
         };
         match run_rule(
             run.key,
@@ -341,35 +352,25 @@ impl Cx<'_> {
             )),
             Err(e) => rep.diffs.push(format!("{what}: does not compile ({e})")),
         }
-        let elems = sock.set_elems(self.fam, self.tname, &run.set)?;
         // An interval run: end markers, and the ones its members need.
         let mut ends = BTreeSet::new();
         let mut want_ends = BTreeSet::new();
         let mut census = catalog::Census::default();
-        for e in &elems {
-            if e.flags.unwrap_or(0) & nft::setelem::F_INTERVAL_END != 0 {
-                ends.insert(e.key.clone().unwrap_or_default());
+        for e in elems {
+            if e.end {
+                ends.insert(e.key.clone());
                 continue;
             }
             rep.elems += 1;
-            let id = e
-                .userdata
-                .as_deref()
-                .and_then(|u| userdata::decode(u).ok())
-                .and_then(|d| d.id);
-            if let Some(id) = id {
+            if let Some(id) = e.id {
                 census.add(id);
             }
-            let Some(r) = id.as_ref().and_then(body) else {
+            let Some(r) = e.id.as_ref().and_then(body) else {
                 // Reported by the read as foreign.
                 continue;
             };
-            let key = e.key.clone().unwrap_or_default();
-
-            let verdict = match &e.data {
-                Some(Data::Verdict(v)) => Some(v.clone()),
-                _ => None,
-            };
+            let key = e.key.clone();
+            let verdict = e.verdict.clone();
             want_ends.extend(run.key.end_marker(r, self.family));
             let want = admits(run.key, run.map, &shape, r, self.family);
             if want != Some((key.clone(), verdict)) {
@@ -417,7 +418,6 @@ impl Cx<'_> {
                     .join(",")
             ));
         }
-        Ok(())
     }
 }
 
