@@ -24,7 +24,7 @@ use ruleset::{Family, Ruleset, TableKind};
 use testkit::in_netns;
 
 mod rewrite_support;
-use rewrite_support::{assert_clean, restore};
+use rewrite_support::{assert_clean, compiles, lines, restore};
 
 /// The filter table before each case. With runs compiled, SVC is a set
 /// run and DISPATCH a verdict map jumping to T1 and T2.
@@ -187,18 +187,6 @@ const CASES: &[(&str, &str, Want)] = &[
     ),
 ];
 
-/// The rule and chain lines of a filter table's save text (headers,
-/// comments and chain counters left out).
-fn lines(save: &str) -> Vec<String> {
-    save.lines()
-        .filter(|l| l.starts_with(':') || l.starts_with("-A "))
-        .map(|l| match l.strip_prefix(':') {
-            Some(c) => format!(":{}", c.split(' ').next().unwrap_or("")),
-            None => l.to_string(),
-        })
-        .collect()
-}
-
 /// What the model makes of `input` after the setup: the table's lines.
 fn eager(input: &str) -> Vec<String> {
     let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
@@ -243,16 +231,6 @@ fn run_cases(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
         }
         assert_clean(&mut open(), &what);
     }
-}
-
-fn compiles() -> [Option<RunOpts>; 2] {
-    [
-        None,
-        Some(RunOpts {
-            min_len: 2,
-            numgen: false,
-        }),
-    ]
 }
 
 #[test]

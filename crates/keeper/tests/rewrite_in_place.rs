@@ -17,7 +17,7 @@ use ruleset::{Family, Ruleset, TableKind};
 use testkit::in_netns;
 
 mod rewrite_support;
-use rewrite_support::{assert_clean, restore};
+use rewrite_support::{assert_clean, compiles, lines, restore};
 
 /// The filter table before each case.
 const SETUP: &str = "*filter
@@ -168,18 +168,6 @@ const CASES: &[(&str, &str, bool)] = &[
     ),
 ];
 
-/// The rule and chain lines of a filter table's save text (headers,
-/// comments and chain counters left out).
-fn lines(save: &str) -> Vec<String> {
-    save.lines()
-        .filter(|l| l.starts_with(':') || l.starts_with("-A "))
-        .map(|l| match l.strip_prefix(':') {
-            Some(c) => format!(":{}", c.split(' ').next().unwrap_or("")),
-            None => l.to_string(),
-        })
-        .collect()
-}
-
 /// What the model makes of `input` after the setup, applying it eagerly:
 /// the table's lines, or the error as iptables-restore words it.
 fn eager(input: &str) -> Result<Vec<String>, String> {
@@ -236,16 +224,6 @@ fn run_cases(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
         }
         assert_clean(&mut open(), &what);
     }
-}
-
-fn compiles() -> [Option<RunOpts>; 2] {
-    [
-        None,
-        Some(RunOpts {
-            min_len: 2,
-            numgen: false,
-        }),
-    ]
 }
 
 #[test]

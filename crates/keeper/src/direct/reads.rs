@@ -215,52 +215,17 @@ impl Session {
         let Some(slot) = self.slot(p.table) else {
             return Ok(None);
         };
-        match &p.command {
+        let (c, n, row) = match &p.command {
             Command::ListRules {
                 chain: Some(c),
                 num: Some(n),
                 ..
-            } => {
-                let Some(r) = slot.chain_rule(genid, c, *n) else {
-                    return Ok(None);
-                };
-                let Some(line) = r.rule else { return Ok(None) };
-                self.warn_foreign(p.table, r.foreign);
-                Ok(Some(line + "\n"))
-            }
+            } => (c, *n, false),
             Command::List {
                 chain: Some(c),
                 num: Some(n),
                 ..
-            } => {
-                let Some(r) = slot.chain_rule(genid, c, *n) else {
-                    return Ok(None);
-                };
-                let Some(line) = r.rule else { return Ok(None) };
-                // The rule parsed in a model of the declarations alone:
-                // `-L CHAIN N` prints its one row, which needs nothing else.
-                let text = format!("*{}\n{}{line}\nCOMMIT\n", p.table.name(), r.decls);
-                let mut rs = Ruleset::new();
-                let o = iptables::exec::RestoreOpts::new(self.family, "nfkeeper");
-                if iptables::exec::restore(&mut rs, &text, &o).is_err() {
-                    return Ok(None);
-                }
-                let t = rs.table(self.family, p.table);
-                let Ok(rule) = t.rule_at(c, 1) else {
-                    return Ok(None);
-                };
-                let mut out = String::new();
-                iptables::print::list::rule_row(
-                    &mut out,
-                    self.family,
-                    *n,
-                    rule.body,
-                    Counters::default(),
-                    &p.flags,
-                );
-                self.warn_foreign(p.table, r.foreign);
-                Ok(Some(out))
-            }
+            } => (c, *n, true),
             Command::Check(c) => {
                 let lines: Vec<String> = p.rules.iter().map(|r| self.save_line(c, r)).collect();
                 let Some((found, decls, foreign)) = slot.chain_has(genid, c, &lines) else {
@@ -271,10 +236,41 @@ impl Session {
                     return Ok(None);
                 };
                 self.warn_foreign(p.table, foreign);
-                answer.map(Some)
+                return answer.map(Some);
             }
-            _ => Ok(None),
+            _ => return Ok(None),
+        };
+        let Some(r) = slot.chain_rule(genid, c, n) else {
+            return Ok(None);
+        };
+        let Some(line) = r.rule else { return Ok(None) };
+        if !row {
+            self.warn_foreign(p.table, r.foreign);
+            return Ok(Some(line + "\n"));
         }
+        // The rule parsed in a model of the declarations alone: `-L CHAIN N`
+        // prints its one row, which needs nothing else.
+        let text = format!("*{}\n{}{line}\nCOMMIT\n", p.table.name(), r.decls);
+        let mut rs = Ruleset::new();
+        let o = iptables::exec::RestoreOpts::new(self.family, "nfkeeper");
+        if iptables::exec::restore(&mut rs, &text, &o).is_err() {
+            return Ok(None);
+        }
+        let t = rs.table(self.family, p.table);
+        let Ok(rule) = t.rule_at(c, 1) else {
+            return Ok(None);
+        };
+        let mut out = String::new();
+        iptables::print::list::rule_row(
+            &mut out,
+            self.family,
+            n,
+            rule.body,
+            Counters::default(),
+            &p.flags,
+        );
+        self.warn_foreign(p.table, r.foreign);
+        Ok(Some(out))
     }
 
     /// Rule `r` of `chain` as its save line (no counters).

@@ -1,7 +1,10 @@
 //! Helpers shared by the `--noflush` rewrite tests (`rewrite.rs`,
-//! `rewrite_lazy.rs`): a restore through a session, and the kernel's
-//! filter table checked against what its rules compile to.
+//! `rewrite_lazy.rs`, `rewrite_in_place.rs`, `rename_in_batch.rs`, …): a
+//! restore through a session, the kernel's filter table checked against
+//! what its rules compile to, and the comparable lines of a save. Each
+//! test crate includes this module and uses part of it.
 
+use compile::runs::RunOpts;
 use iptables::exec::RestoreOpts;
 use keeper::verify::verify_table;
 use keeper::Session;
@@ -30,4 +33,29 @@ pub fn assert_clean(sock: &mut Socket, what: &str) {
         rep.diffs,
         rep.notes
     );
+}
+
+/// The chain declarations (names only) and rule lines of a save: what two
+/// tables must agree on, counters and policies aside.
+#[allow(dead_code)]
+pub fn lines(save: &str) -> Vec<String> {
+    save.lines()
+        .filter(|l| l.starts_with(':') || l.starts_with("-A "))
+        .map(|l| match l.strip_prefix(':') {
+            Some(c) => format!(":{}", c.split(' ').next().unwrap_or("")),
+            None => l.to_string(),
+        })
+        .collect()
+}
+
+/// Each case with runs off, and with runs of two or more rules compiled.
+#[allow(dead_code)]
+pub fn compiles() -> [Option<RunOpts>; 2] {
+    [
+        None,
+        Some(RunOpts {
+            min_len: 2,
+            numgen: false,
+        }),
+    ]
 }
