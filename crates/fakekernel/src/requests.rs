@@ -160,7 +160,7 @@ fn dump(st: &mut State, portid: u32, m: &Msg) -> Result<Vec<Vec<u8>>, i32> {
                 }
             }
         }
-        msg::GETSETELEM => {
+        msg::GETSETELEM | msg::GETSETELEM_RESET => {
             let f: nft::SetElems = parse(m)?;
             let (ti, si) = set_of(rs, fam, &f.table, &f.set)?;
             let (t, s) = (&rs.tables[ti], &rs.tables[ti].sets[si]);
@@ -174,6 +174,17 @@ fn dump(st: &mut State, portid: u32, m: &Msg) -> Result<Vec<Vec<u8>>, i32> {
                 portid,
                 intr,
             );
+            if m.ty & 0xff == msg::GETSETELEM_RESET {
+                // What was dumped had its counters; now they are zero.
+                let set = std::sync::Arc::make_mut(&mut st.rs.tables[ti].sets[si]);
+                for e in std::sync::Arc::make_mut(&mut set.elems).values_mut() {
+                    for x in &mut e.exprs {
+                        if let nft::Expr::Counter { bytes, packets } = x {
+                            (*bytes, *packets) = (0, 0);
+                        }
+                    }
+                }
+            }
             return Ok(out);
         }
         _ => return Err(EINVAL),

@@ -69,6 +69,9 @@ pub mod msg {
     pub const GETGEN: u16 = 16;
     /// Delete set elements, with no error for missing ones (kernel 6.3+).
     pub const DESTROYSETELEM: u16 = 30;
+    /// Dump set elements and reset their stateful expressions (counters)
+    /// in the same walk (kernel 6.5+).
+    pub const GETSETELEM_RESET: u16 = 33;
 }
 
 /// Address family of a table (`NFPROTO_*`), carried in `nfgenmsg.nfgen_family`.

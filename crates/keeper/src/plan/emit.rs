@@ -226,15 +226,31 @@ impl Planner<'_> {
     ) -> Result<(), Error> {
         for c in chains {
             let ids = ids(t, c);
+            // A whole chain's runs are zeroed by one reset dump of each set
+            // after the commit (kernel 6.5+), not by replacing every element
+            // in the batch: 100k members cost 0.85 s that way.
+            let mut reset = Vec::new();
+            if num.is_none() && kernel_resets_set_elems() {
+                for (i, r) in self.view.runs.iter().enumerate() {
+                    if let Some(r) = r.as_ref().filter(|r| r.kind == kind && r.chain == *c) {
+                        reset.push(i as u32);
+                        self.p.resets.push((self.family, kind, r.set.clone()));
+                    }
+                }
+            }
             let picked: Vec<RuleId> = match num {
                 Some(n) => ids.get(n.wrapping_sub(1)).copied().into_iter().collect(),
                 None => ids,
             };
             for id in picked {
+                let run = self.view.run_of(kind, id);
+                if run.is_some_and(|ri| reset.contains(&ri)) {
+                    continue;
+                }
                 let Some(body) = t.rule_by_id(id).map(|(_, _, r)| r.body.clone()) else {
                     continue;
                 };
-                if self.view.run_of(kind, id).is_some() {
+                if run.is_some() {
                     self.zero_member(kind, id, &body, Counters::default());
                     continue;
                 }
@@ -260,6 +276,21 @@ impl Planner<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether the kernel can zero a set's element counters with a reset dump
+/// (`NFT_MSG_GETSETELEM_RESET`, Linux 6.5+), by the release `uname`
+/// reports; asked once per process.
+fn kernel_resets_set_elems() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        let u = rustix::system::uname();
+        let release = u.release().to_string_lossy();
+        let mut v = release
+            .split(|c: char| !c.is_ascii_digit())
+            .map(|n| n.parse::<u32>().unwrap_or(0));
+        (v.next().unwrap_or(0), v.next().unwrap_or(0)) >= (6, 5)
+    })
 }
 
 /// A rule's canonical text (what follows `-A CHAIN`) and its comment.

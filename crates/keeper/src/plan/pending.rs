@@ -43,6 +43,9 @@ pub struct Pending {
     /// With echo: rules this batch deletes; their locations are dropped
     /// once it commits, kept if it is abandoned.
     pub(crate) forgotten: Vec<(Family, TableKind, RuleId)>,
+    /// Run sets whose element counters `-Z` zeroes after the batch commits
+    /// (a reset dump each: see [`crate::plan::Planner::zero`]).
+    pub(crate) resets: Vec<(Family, TableKind, String)>,
     /// Tables whose kernel view this batch changed in ways that undoing
     /// its commands in the model does not undo (renames, dropped overflow
     /// text, run bookkeeping): an abandoned batch means re-reading them.
@@ -98,6 +101,7 @@ pub struct Mark {
     batch: nft::batch::Mark,
     created: usize,
     forgotten: usize,
+    resets: usize,
     fresh: usize,
     censuses: usize,
     names: usize,
@@ -117,6 +121,7 @@ impl Pending {
             tag: 0,
             created: Vec::new(),
             forgotten: Vec::new(),
+            resets: Vec::new(),
             side_effects: HashSet::new(),
             fresh: Vec::new(),
             fresh_tags: HashMap::new(),
@@ -195,6 +200,22 @@ impl Pending {
         self.batch.is_empty() && self.censuses.is_empty()
     }
 
+    /// Zero the counters of the run sets `-Z` left to a reset dump (after
+    /// the batch committed, or when it was empty). A set gone meanwhile
+    /// has no counters left to zero.
+    pub fn reset_counters(&self, sock: &mut nft::Socket) -> Result<(), nft::Error> {
+        for (f, k, set) in &self.resets {
+            let fam = compile::layout::nft_family(*f);
+            let table = compile::layout::table_name(*k);
+            match sock.reset_set_elems(fam, &table, set) {
+                // ENOENT, negative as the kernel answers.
+                Err(nft::Error::Kernel { code: -2, .. }) | Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     /// Tag the messages added from now on.
     pub fn set_tag(&mut self, tag: Tag) {
         self.tag = tag;
@@ -211,6 +232,7 @@ impl Pending {
             batch: self.batch.mark(),
             created: self.created.len(),
             forgotten: self.forgotten.len(),
+            resets: self.resets.len(),
             fresh: self.fresh.len(),
             censuses: self.censuses.len(),
             names: self.names.mark(),
@@ -225,6 +247,7 @@ impl Pending {
         self.batch.truncate(m.batch);
         self.created.truncate(m.created);
         self.forgotten.truncate(m.forgotten);
+        self.resets.truncate(m.resets);
         self.fresh.truncate(m.fresh);
         self.censuses.truncate(m.censuses);
         self.names.truncate(m.names, view);

@@ -125,6 +125,10 @@ pub(crate) fn drive<P: Plan>(
         let mut pending = Pending::new(sock.batch(Some(genid)));
         let mut answers = plan.plan(st, src, &mut pending, &open);
         if pending.is_empty() {
+            if let Err(e) = pending.reset_counters(sock) {
+                fail_open(&mut fin, plan, &Error::from_nft(e));
+                break;
+            }
             plan.kept(sock, st, src, &pending, None, &answers);
             settle(&mut fin, &mut answers);
             break;
@@ -145,6 +149,13 @@ pub(crate) fn drive<P: Plan>(
         match rep {
             Ok(rep) if rep.outcome.is_ok() => {
                 stats.commits += 1;
+                if let Err(e) = pending.reset_counters(sock) {
+                    // Committed, but not every counter zeroed: say so.
+                    plan.kept(sock, st, src, &pending, Some(&rep), &answers);
+                    st.genid = now.unwrap_or(genid.wrapping_add(1));
+                    fail_open(&mut fin, plan, &Error::from_nft(e));
+                    break;
+                }
                 plan.kept(sock, st, src, &pending, Some(&rep), &answers);
                 st.genid = now.unwrap_or(genid.wrapping_add(1));
                 settle(&mut fin, &mut answers);
