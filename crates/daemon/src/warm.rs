@@ -93,6 +93,7 @@ impl Source for Warm<'_> {
         attempt: u32,
     ) -> Result<u32, Error> {
         sync(self.sh, st, sock, attempt > 0)?;
+        keeper::txn::fetch_rename_handles(sock, st, writes).map_err(Error::from_nft)?;
         refresh_rewritten_counters(sock, st, writes)?;
         // What each write needs of the ipsets (the sets an ipset command
         // names, the sets rules name) is read per attempt, as direct mode

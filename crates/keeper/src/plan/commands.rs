@@ -2,7 +2,7 @@
 //! what it changed into the batch.
 
 use super::emit::ids;
-use super::{Created, Loc, Planner};
+use super::{Loc, Planner};
 use compile::layout;
 use iptables::exec::execute_owned;
 use iptables::parse::Parsed;
@@ -264,15 +264,11 @@ impl Planner<'_> {
         self.name_free(kind, &c)?;
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let ch = Chain::new(fam, &tname, &c);
+        // Not echoed even for a long-lived model: only a rename needs a
+        // chain's handle, and it is fetched then (`crate::txn::fetch_rename_handles`);
+        // echoing 50k chains of a restore cost the daemon a fifth of it.
         let tag = self.p.tag;
-        if self.opts.echo {
-            let seq = self.p.batch.create_echo(&ch, tag);
-            self.p
-                .created
-                .push((seq, self.family, Created::Chain(kind, c)));
-        } else {
-            self.p.batch.create(&ch, tag);
-        }
+        self.p.batch.create(&ch, tag);
         Ok(())
     }
 

@@ -8,7 +8,7 @@
 //! that asked for the object (the lines are remembered by rule and chain).
 
 use super::pending::FreshTags;
-use super::{Created, Planner};
+use super::Planner;
 use compile::layout;
 use compile::runs::{compile_chain, Item};
 use iptables::exec::execute_owned;
@@ -157,15 +157,9 @@ impl Planner<'_> {
         for c in chains.iter().filter(|c| !t.is_builtin(c)) {
             self.p.tag = tags.chains.get(c).copied().unwrap_or(first_line);
             let ch = Chain::new(fam, &tname, c);
+            // Not echoed: see `Planner::new_chain`.
             let tag = self.p.tag;
-            if self.opts.echo {
-                let seq = self.p.batch.create_echo(&ch, tag);
-                self.p
-                    .created
-                    .push((seq, self.family, Created::Chain(kind, c.clone())));
-            } else {
-                self.p.batch.create(&ch, tag);
-            }
+            self.p.batch.create(&ch, tag);
         }
         for c in &chains {
             self.emit_chain(kind, t, c, &tags.rules)?;

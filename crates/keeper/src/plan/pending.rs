@@ -17,7 +17,6 @@ use std::collections::{HashMap, HashSet};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Created {
     Rule(TableKind, RuleId),
-    Chain(TableKind, String),
     /// The kernel rule of run `runs[i]` of the family's view.
     Run(u32),
 }
@@ -274,7 +273,6 @@ impl Pending {
             learnt.insert(i);
             match c {
                 Created::Rule(k, id) => view.learn_rule(*k, *id, h),
-                Created::Chain(k, name) => view.learn_chain(*k, name.clone(), h),
                 Created::Run(ri) => view.learn_run(*ri, h),
             }
         }

@@ -379,6 +379,72 @@ pub(super) fn named_tables(w: &Write, job: &Restore) -> Vec<(Family, TableKind)>
         .collect()
 }
 
+/// Learn, from the kernel, the handle of each chain `writes` rename that
+/// the view lacks: chains are created without an echo of their handle
+/// (see `plan::Planner::new_chain`), and a rename names the chain by it.
+/// One `GETCHAIN` per such chain, once (the view keeps it).
+pub fn fetch_rename_handles(
+    sock: &mut Socket,
+    st: &mut State,
+    writes: &[&Write],
+) -> Result<(), nft::Error> {
+    for (f, k, old) in rename_sources(writes) {
+        let known = st.view(f).chain_handles.contains_key(&(k, old.clone()));
+        if known || st.model.table(f, k).chain(&old).is_none() {
+            continue;
+        }
+        let (fam, tname) = (
+            compile::layout::nft_family(f),
+            compile::layout::table_name(k),
+        );
+        if let Some(h) = sock
+            .get(&nft::Chain::new(fam, &tname, &old))?
+            .and_then(|c| c.handle)
+        {
+            st.view_mut(f).learn_chain(k, old, h);
+        }
+    }
+    Ok(())
+}
+
+/// The chains `writes` rename (`-E OLD NEW`, in commands and in restore
+/// lines), by family and table.
+fn rename_sources(writes: &[&Write]) -> Vec<(Family, TableKind, String)> {
+    let mut out = Vec::new();
+    for w in writes {
+        match &w.work {
+            Work::Cmds(cmds) => {
+                for p in cmds {
+                    if let iptables::parse::Command::Rename(old, _) = &p.command {
+                        out.push((w.family, p.table, old.clone()));
+                    }
+                }
+            }
+            Work::Restore(r) => {
+                let mut kind = None;
+                for line in r.input.lines() {
+                    let l = line.trim_start();
+                    if let Some(t) = l.strip_prefix('*') {
+                        kind = TableKind::from_name(t.trim())
+                            .filter(|k| r.table.is_none_or(|o| o == *k));
+                        continue;
+                    }
+                    let rest = l
+                        .strip_prefix("-E ")
+                        .or_else(|| l.strip_prefix("--rename-chain "));
+                    if let (Some(k), Some(old)) =
+                        (kind, rest.and_then(|r| r.split_whitespace().next()))
+                    {
+                        out.push((w.family, k, old.to_string()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
