@@ -76,14 +76,12 @@ impl Default for SeqTree {
 }
 
 impl SeqTree {
+    /// An empty tree; it allocates nothing until the first insert (a table
+    /// of 50 000 chains has 50 000 trees, and a flush of all of them gives
+    /// each a new one).
     pub(crate) fn new() -> Self {
         SeqTree {
-            leaves: vec![Leaf {
-                items: Vec::new(),
-                parent: NIL,
-                prev: NIL,
-                next: NIL,
-            }],
+            leaves: Vec::new(),
             free_leaves: Vec::new(),
             inners: Vec::new(),
             free_inners: Vec::new(),
@@ -155,6 +153,15 @@ impl SeqTree {
     pub(crate) fn insert<F: FnMut(u32, u32)>(&mut self, k: usize, item: u32, moved: &mut F) {
         assert!(k <= self.len, "SeqTree::insert out of range");
         assert!(self.len < u32::MAX as usize, "SeqTree full");
+        if self.leaves.is_empty() {
+            // The root leaf of a tree that never held an item.
+            self.leaves.push(Leaf {
+                items: Vec::new(),
+                parent: NIL,
+                prev: NIL,
+                next: NIL,
+            });
+        }
         let mut k = k;
         let mut node = self.root;
         // Appending (the common case: restore, `-A`) follows the last child at
