@@ -11,6 +11,7 @@ use iptables::{Error, Rule};
 use nft::batch::Placement;
 use nft::Chain;
 use ruleset::{Counters, Policy, RuleId, Table, TableKind};
+use std::collections::HashSet;
 
 fn unsupported(e: impl std::fmt::Display) -> Error {
     Error::param(e.to_string())
@@ -224,20 +225,25 @@ impl Planner<'_> {
         chains: &[String],
         num: Option<usize>,
     ) -> Result<(), Error> {
-        for c in chains {
-            let ids = ids(t, c);
-            // A whole chain's runs are zeroed by one reset dump of each set
-            // after the commit (kernel 6.5+), not by replacing every element
-            // in the batch: 100k members cost 0.85 s that way.
-            let mut reset = Vec::new();
-            if num.is_none() && kernel_resets_set_elems() {
-                for (i, r) in self.view.runs.iter().enumerate() {
-                    if let Some(r) = r.as_ref().filter(|r| r.kind == kind && r.chain == *c) {
-                        reset.push(i as u32);
-                        self.p.resets.push((self.family, kind, r.set.clone()));
-                    }
+        // A whole chain's runs are zeroed by one reset dump of each set
+        // after the commit (kernel 6.5+), not by replacing every element in
+        // the batch: 100k members cost 0.85 s that way. The runs of the
+        // zeroed chains, found in one pass over the view's runs.
+        let mut reset: HashSet<u32> = HashSet::new();
+        if num.is_none() && kernel_resets_set_elems() {
+            let zeroed: HashSet<&str> = chains.iter().map(String::as_str).collect();
+            for (i, r) in self.view.runs.iter().enumerate() {
+                if let Some(r) = r
+                    .as_ref()
+                    .filter(|r| r.kind == kind && zeroed.contains(r.chain.as_str()))
+                {
+                    reset.insert(i as u32);
+                    self.p.resets.push((self.family, kind, r.set.clone()));
                 }
             }
+        }
+        for c in chains {
+            let ids = ids(t, c);
             let picked: Vec<RuleId> = match num {
                 Some(n) => ids.get(n.wrapping_sub(1)).copied().into_iter().collect(),
                 None => ids,

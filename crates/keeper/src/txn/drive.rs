@@ -149,16 +149,13 @@ pub(crate) fn drive<P: Plan>(
         match rep {
             Ok(rep) if rep.outcome.is_ok() => {
                 stats.commits += 1;
-                if let Err(e) = pending.reset_counters(sock) {
-                    // Committed, but not every counter zeroed: say so.
-                    plan.kept(sock, st, src, &pending, Some(&rep), &answers);
-                    st.genid = now.unwrap_or(genid.wrapping_add(1));
-                    fail_open(&mut fin, plan, &Error::from_nft(e));
-                    break;
-                }
                 plan.kept(sock, st, src, &pending, Some(&rep), &answers);
                 st.genid = now.unwrap_or(genid.wrapping_add(1));
-                settle(&mut fin, &mut answers);
+                match pending.reset_counters(sock) {
+                    Ok(()) => settle(&mut fin, &mut answers),
+                    // Committed, but not every counter zeroed: say so.
+                    Err(e) => fail_open(&mut fin, plan, &Error::from_nft(e)),
+                }
                 break;
             }
             Ok(rep) if rep.outcome.errors.is_empty() && !nothing_applied(sock, genid) => {
