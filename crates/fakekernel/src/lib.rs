@@ -117,6 +117,9 @@ pub struct Stats {
     /// Batches aborted (an error, a failed validation, no end message).
     pub aborts: u64,
     pub dumps: u64,
+    /// Of `dumps`, element dumps of a set that reset nothing (`GETSETELEM`,
+    /// not `GETSETELEM_RESET`).
+    pub elem_dumps: u64,
     /// Single gets, `GETGEN` included.
     pub gets: u64,
 }

@@ -45,6 +45,9 @@ pub fn run(st: &mut State, portid: u32, d: &[u8], task: &Task) {
             Err(EINVAL)
         } else if m.flags & NLM_F_DUMP != 0 {
             st.stats.dumps += 1;
+            if m.ty & 0xff == msg::GETSETELEM {
+                st.stats.elem_dumps += 1;
+            }
             match dump(st, portid, &m) {
                 // A dump is answered by its DONE, never by an ACK.
                 Ok(datagrams) => {

@@ -1,7 +1,9 @@
 //! `-Z` of chains holding compiled runs: every member's counter is zeroed
 //! (by one reset dump of each run's set, where the kernel has it), `-Z
 //! CHAIN N` zeroes that rule alone, other chains keep theirs — on the fake
-//! kernel and, as root, in a fresh network namespace.
+//! kernel and, as root, in a fresh network namespace. On the fake kernel,
+//! `-Z` of whole chains reads no run's members (the reset needs only the
+//! set's name).
 
 use compile::runs::RunOpts;
 use iptables::exec::RestoreOpts;
@@ -28,11 +30,14 @@ const SETUP: &str = "*filter
 COMMIT
 ";
 
-/// (command, the packet counts of A's and B's rules after it).
-const STEPS: &[(&str, [u64; 6], [u64; 3])] = &[
-    ("-Z A 2", [5, 0, 7, 8, 9, 9], [1, 2, 3]),
-    ("-Z A", [0; 6], [1, 2, 3]),
-    ("-Z", [0; 6], [0; 3]),
+/// (command, the packet counts of A's and B's rules after it, the element
+/// dumps it makes where the kernel resets by dump: one of the catalog, and
+/// `-Z CHAIN N`, which numbers the chain's rules, one of each of its runs;
+/// whole chains read no run's members).
+const STEPS: &[(&str, [u64; 6], [u64; 3], u64)] = &[
+    ("-Z A 2", [5, 0, 7, 8, 9, 9], [1, 2, 3], 3),
+    ("-Z A", [0; 6], [1, 2, 3], 1),
+    ("-Z", [0; 6], [0; 3], 1),
 ];
 
 /// Packet counts of `chain`'s rules, in order, as `iptables-save -c` shows.
@@ -47,7 +52,9 @@ fn packets(save: &str, chain: &str) -> Vec<u64> {
         .collect()
 }
 
-fn run(open: &dyn Fn() -> Socket) {
+/// `open` opens a socket; `elem_dumps` counts the kernel's element dumps
+/// so far, where it can.
+fn run(open: &dyn Fn() -> Socket, elem_dumps: &dyn Fn() -> Option<u64>) {
     let settings = Settings {
         compile: Some(RunOpts {
             min_len: 2,
@@ -59,12 +66,18 @@ fn run(open: &dyn Fn() -> Socket) {
     let mut o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
     o.counters = true;
     s.restore(SETUP, &o).expect("setup");
-    for (cmd, a, b) in STEPS {
+    for (cmd, a, b, dumps) in STEPS {
         let words: Vec<&str> = cmd.split(' ').collect();
         let p = parse(&words, ParseOpts::command(Family::Ipv4, "iptables")).expect("parse");
+        let before = elem_dumps();
         Session::with_socket(open(), Family::Ipv4, settings)
             .iptables(p)
             .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        if let (Some(x), Some(y)) = (before, elem_dumps()) {
+            if keeper::plan::kernel_resets_set_elems() {
+                assert_eq!(y - x, *dumps, "{cmd}: element dumps");
+            }
+        }
         let save = Session::with_socket(open(), Family::Ipv4, settings)
             .save_text(true, Some(TableKind::Filter))
             .expect("save");
@@ -76,12 +89,12 @@ fn run(open: &dyn Fn() -> Socket) {
 #[test]
 fn zeroing_runs_on_the_fake_kernel() {
     let k = fakekernel::Kernel::new();
-    run(&|| k.socket());
+    run(&|| k.socket(), &|| Some(k.stats().elem_dumps));
 }
 
 #[test]
 fn zeroing_runs_on_the_kernel() {
-    let done = testkit::in_netns(|| run(&|| Socket::open().expect("socket")));
+    let done = testkit::in_netns(|| run(&|| Socket::open().expect("socket"), &|| None));
     if done.is_none() {
         eprintln!("SKIP: zeroing_runs_on_the_kernel needs root");
     }

@@ -315,6 +315,15 @@ impl Scoped {
                     }
                     n.flushes.extend(flushed_chains(p));
                 }
+                // A table only zeroed whole chains in, its runs zeroed by
+                // reset dumps: their members need not be read.
+                let zero_whole = |p: &Parsed| {
+                    matches!(p.command, Command::Zero { num: None, .. })
+                        && crate::plan::kernel_resets_set_elems()
+                };
+                for n in &mut needs {
+                    n.members = !cmds.iter().filter(|p| p.table == n.kind).all(zero_whole);
+                }
             }
             Work::Restore(r) => {
                 let scopes = restore_scopes(&r.input, self.family, r.noflush, r.table, "");
@@ -354,6 +363,9 @@ struct Need {
     /// Chains whose run members may be read unparsed
     /// ([`crate::scope::restore_lazy_chains`]).
     lazy: Vec<String>,
+    /// Read the members of compiled runs (see
+    /// [`read::read_scoped_without_members`]).
+    members: bool,
 }
 
 impl Need {
@@ -366,6 +378,7 @@ impl Need {
             flushes: Vec::new(),
             replaced: false,
             lazy: Vec::new(),
+            members: true,
         }
     }
 }
@@ -394,8 +407,12 @@ impl Source for Scoped {
                 // -D by spec and -C of one rule look for rules equal to it:
                 // of a compiled run only the element with its key can be one.
                 let probe = n.probe.as_ref().filter(|_| scope != Scope::Table);
-                let snap = read::read_scoped_lazy(sock, f, n.kind, &scope, probe, &n.lazy)
-                    .map_err(Error::from_nft)?;
+                let snap = if n.members {
+                    read::read_scoped_lazy(sock, f, n.kind, &scope, probe, &n.lazy)
+                } else {
+                    read::read_scoped_without_members(sock, f, n.kind, &scope)
+                }
+                .map_err(Error::from_nft)?;
                 for what in &snap.foreign {
                     self.warnings.push(foreign_warning(n.kind, what));
                 }

@@ -287,7 +287,7 @@ impl Planner<'_> {
 /// Whether the kernel can zero a set's element counters with a reset dump
 /// (`NFT_MSG_GETSETELEM_RESET`, Linux 6.5+), by the release `uname`
 /// reports; asked once per process.
-fn kernel_resets_set_elems() -> bool {
+pub fn kernel_resets_set_elems() -> bool {
     static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *HAS.get_or_init(|| {
         let u = rustix::system::uname();

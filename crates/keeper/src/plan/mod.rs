@@ -26,6 +26,7 @@ mod rewrite;
 pub(crate) mod runs;
 mod view;
 
+pub use emit::kernel_resets_set_elems;
 pub use pending::{Created, Mark, Pending};
 pub use view::{ChainTexts, KernelView, Loc, RunLoc};
 

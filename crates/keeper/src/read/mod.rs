@@ -341,7 +341,12 @@ pub fn read_scoped_lazy(
     probe: Option<&Rule>,
     lazy: &[String],
 ) -> Result<Snapshot, nft::Error> {
-    let mut snap = read_chains_and_rules(sock, family, kind, scope, probe, lazy, false)?;
+    let how = How {
+        probe,
+        lazy,
+        ..How::default()
+    };
+    let mut snap = read_chains_and_rules(sock, family, kind, scope, &how)?;
     if let (Scope::Part { targets, .. }, true) = (scope, snap.exists) {
         // Jump targets the rules read did not show to exist.
         let missing: Vec<&str> = targets
@@ -389,20 +394,67 @@ pub fn read_table_keeping_run_elems(
     family: Family,
     kind: TableKind,
 ) -> Result<Snapshot, nft::Error> {
-    read_chains_and_rules(sock, family, kind, &Scope::Table, None, &[], true)
+    let how = How {
+        keep_elems: true,
+        ..How::default()
+    };
+    read_chains_and_rules(sock, family, kind, &Scope::Table, &how)
 }
 
-/// [`read_scoped_probe`] but for a part's jump targets; `keep_elems`: see
-/// [`Snapshot::run_elems`].
+/// [`read_scoped`] for `-Z` of whole chains on a kernel that resets a
+/// set's element counters by a dump: the rules of compiled runs are read
+/// (their sets are what the reset names), their members are not (one
+/// element dump each, O(members): most of a `-Z` of 100k members). The
+/// model holds the plain rules only; each run is `partial` with no
+/// members, and the snapshot claims no chain read whole
+/// ([`Snapshot::rules_read`] empty), so nothing may rely on a chain's
+/// rules being all there.
+pub fn read_scoped_without_members(
+    sock: &mut Socket,
+    family: Family,
+    kind: TableKind,
+    scope: &Scope,
+) -> Result<Snapshot, nft::Error> {
+    let how = How {
+        members: false,
+        ..How::default()
+    };
+    read_chains_and_rules(sock, family, kind, scope, &how)
+}
+
+/// How [`read_chains_and_rules`] reads what its scope names.
+struct How<'a> {
+    /// Only run members equal to this rule ([`read_scoped_probe`]).
+    probe: Option<&'a Rule>,
+    /// Chains whose run members may stay unparsed ([`read_scoped_lazy`]).
+    lazy: &'a [String],
+    /// Keep each run's elements ([`Snapshot::run_elems`]).
+    keep_elems: bool,
+    /// Read the members of runs at all ([`read_scoped_without_members`]).
+    members: bool,
+}
+
+impl Default for How<'_> {
+    fn default() -> Self {
+        How {
+            probe: None,
+            lazy: &[],
+            keep_elems: false,
+            members: true,
+        }
+    }
+}
+
+/// [`read_scoped_probe`] but for a part's jump targets, read as `how`
+/// says.
 fn read_chains_and_rules(
     sock: &mut Socket,
     family: Family,
     kind: TableKind,
     scope: &Scope,
-    probe: Option<&Rule>,
-    lazy: &[String],
-    keep_elems: bool,
+    how: &How<'_>,
 ) -> Result<Snapshot, nft::Error> {
+    let (probe, lazy) = (how.probe, how.lazy);
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
     let mut snap = Snapshot {
@@ -416,7 +468,7 @@ fn read_chains_and_rules(
         chain_uses: HashMap::new(),
         // A probe reads only the run members equal to it.
         rules_read: match scope {
-            _ if probe.is_some() => Some(Vec::new()),
+            _ if probe.is_some() || !how.members => Some(Vec::new()),
             Scope::Part { rules_of, .. } => Some(rules_of.clone()),
             Scope::Chains => Some(Vec::new()),
             Scope::Table => None,
@@ -424,7 +476,7 @@ fn read_chains_and_rules(
         foreign_in: HashSet::new(),
         texts: Default::default(),
         lazy: Default::default(),
-        run_elems: keep_elems.then(HashMap::new),
+        run_elems: how.keep_elems.then(HashMap::new),
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
         return Ok(snap);
@@ -453,7 +505,7 @@ fn read_chains_and_rules(
         Scope::Chains => Some(&[]),
         Scope::Table => None,
     };
-    if only.is_some() {
+    if only.is_some() || !how.members {
         snap.table.set_next_id(fresh_id_base());
     }
     if only.is_some_and(|o| o.is_empty()) {
@@ -476,6 +528,7 @@ fn read_chains_and_rules(
         kind,
         partial: only.is_some(),
         probe,
+        members: how.members,
         lazy: &lazy,
         texts: &mut texts,
         censuses: &censuses,
@@ -536,6 +589,8 @@ struct Reader<'a> {
     /// A partial read (some chains' rules only).
     partial: bool,
     probe: Option<&'a Rule>,
+    /// Read run members (see [`How::members`]).
+    members: bool,
     /// Chains whose run members are read unparsed.
     lazy: &'a HashSet<&'a str>,
     texts: &'a mut Texts,
@@ -578,7 +633,11 @@ impl Reader<'_> {
                 shape: shape_text.as_deref(),
                 lazy: self.partial && self.probe.is_none() && self.lazy.contains(chain.as_str()),
             };
-            read_run(sock, snap, kind, rk, self.partial, self.probe, self.texts)?;
+            if self.members {
+                read_run(sock, snap, kind, rk, self.partial, self.probe, self.texts)?;
+            } else {
+                run::run_unread(snap, kind, rk);
+            }
             if let Some(r) = snap.runs.last_mut() {
                 r.census =
                     compile::runs::run_id(&r.set).and_then(|i| self.censuses.get(&i).copied());

@@ -40,6 +40,48 @@ pub(super) fn stand_in(text: &str, t: &str, goto: bool) -> Option<Rule> {
     })
 }
 
+/// A run rule's key kind, whether it is a map, and its members' shape
+/// (retargeted to the kernel's verdict); `None`, noted as foreign, for a
+/// key kind this build does not know.
+fn head(
+    snap: &mut Snapshot,
+    kind: TableKind,
+    rr: &RunRule<'_>,
+) -> Option<(compile::runs::KeyKind, bool, Option<Rule>)> {
+    let Some((key, map)) = userdata::run_key(rr.key) else {
+        snap.foreign.push(format!(
+            "rule handle {} in chain {} (run of an unknown key kind {})",
+            rr.handle, rr.chain, rr.key
+        ));
+        return None;
+    };
+    let family = snap.table.family();
+    let mut shape = rr.shape.and_then(|t| parse_body(family, kind, rr.chain, t));
+    if let (Some(s), Some(t)) = (shape.as_mut(), rr.target) {
+        retarget(s, t);
+    }
+    Some((key, map, shape))
+}
+
+/// A run's rule without its members ([`super::read_scoped_without_members`]):
+/// the run is known (its set, shape and rule handle), none of its members.
+pub(super) fn run_unread(snap: &mut Snapshot, kind: TableKind, rr: RunRule<'_>) {
+    let Some((key, map, shape)) = head(snap, kind, &rr) else {
+        return;
+    };
+    snap.runs.push(RunSnap {
+        chain: rr.chain.to_string(),
+        set: rr.set.to_string(),
+        key,
+        map,
+        handle: rr.handle,
+        members: Vec::new(),
+        shape,
+        partial: true,
+        census: None,
+    });
+}
+
 /// A run's members from its set's elements (one element dump), in id
 /// order, into the model; each element's counter is its rule's.
 pub(super) fn read_run(
@@ -54,17 +96,9 @@ pub(super) fn read_run(
     let family = snap.table.family();
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
-    let Some((key, map)) = userdata::run_key(rr.key) else {
-        snap.foreign.push(format!(
-            "rule handle {} in chain {} (run of an unknown key kind {})",
-            rr.handle, rr.chain, rr.key
-        ));
+    let Some((key, map, shape)) = head(snap, kind, &rr) else {
         return Ok(());
     };
-    let mut shape = rr.shape.and_then(|t| parse_body(family, kind, rr.chain, t));
-    if let (Some(s), Some(t)) = (shape.as_mut(), rr.target) {
-        retarget(s, t);
-    }
     // With a probe and a known shape, only the element with the probe's
     // key can hold a member equal to it (keys are unique in a run).
     // A numgen run is read whole: deleting a member rewrites all of it.
