@@ -310,36 +310,44 @@ fn write(cmds: &[&str]) -> Write {
     }
 }
 
-/// (name, the writes of one group, which of them fail).
+/// (name, the writes of one group, which of them fail, the batches the
+/// group takes).
 type Group = (
     &'static str,
     &'static [&'static [&'static str]],
     &'static [usize],
+    u32,
 );
 
 /// Groups the daemon commits as one batch: a rename in one write, what
 /// names the chain in the next ones (and one flush between appends, whose
-/// chain end the appends must not reuse).
+/// chain end the appends must not reuse). A write giving a chain the name
+/// another write renamed away waits for a second batch, and the writes
+/// after it with it.
 const GROUPS: &[Group] = &[
     (
         "a rule in the renamed chain and a jump to it, from other writes",
         &[&["-E OLD NEW"], &["-A NEW -j DROP"], &["-A FORWARD -j NEW"]],
         &[],
+        1,
     ),
     (
         "renamed by two writes, then a rule in it",
         &[&["-E OLD MID"], &["-E MID NEW"], &["-A NEW -j DROP"]],
         &[],
+        1,
     ),
     (
         "a chain holding a run: renamed, then appended to",
         &[&["-E SVC SVC2"], &["-A SVC2 -s 10.0.0.5/32 -j ACCEPT"]],
         &[],
+        1,
     ),
     (
         "renamed, then an append that makes a run of the chain's end",
         &[&["-E A AX"], &["-A AX -s 10.1.0.2/32 -j ACCEPT"]],
         &[],
+        1,
     ),
     (
         "renamed, then appends that make a verdict map jumping to it",
@@ -351,11 +359,25 @@ const GROUPS: &[Group] = &[
             &["-A FORWARD -j M"],
         ],
         &[],
+        1,
     ),
     (
-        "the old name reused by another write: it alone fails",
-        &[&["-E OLD NEW"], &["-N OLD"], &["-A NEW -j DROP"]],
-        &[1],
+        "the old name reused by another write: it and the rest wait a batch",
+        &[&["-E OLD NEW"], &["-N OLD"], &["-A OLD -j DROP"]],
+        &[],
+        2,
+    ),
+    (
+        "the old name reused by the write that renamed it: it fails",
+        &[&["-E OLD NEW", "-N OLD"], &["-A OLD -j DROP"]],
+        &[0],
+        1,
+    ),
+    (
+        "a name renamed away by two writes, reused by a third",
+        &[&["-E OLD MID"], &["-E MID NEW"], &["-N OLD"], &["-N MID"]],
+        &[],
+        2,
     ),
     (
         "a chain holding a run flushed between appends (no rename)",
@@ -366,6 +388,7 @@ const GROUPS: &[Group] = &[
             &["-A SVC -s 10.0.0.6/32 -j ACCEPT"],
         ],
         &[],
+        1,
     ),
     (
         "a write cut out after its rename: its rename is taken back",
@@ -375,6 +398,7 @@ const GROUPS: &[Group] = &[
             &["-A OTHER -j DROP"],
         ],
         &[0],
+        1,
     ),
 ];
 
@@ -389,7 +413,7 @@ fn run_groups(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
         compile,
         ..Default::default()
     };
-    for (name, group, failing) in GROUPS {
+    for (name, group, failing, batches) in GROUPS {
         let what = format!("{name} (compile {compile:?})");
         let mut s = Session::with_socket(open(), Family::Ipv4, settings);
         restore(&mut s, SETUP, false, false).expect("setup");
@@ -418,7 +442,7 @@ fn run_groups(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
                 }
             }
         }
-        assert_eq!(stats.commits, 1, "{what}: one batch");
+        assert_eq!(stats.commits, *batches, "{what}: batches");
         let mut out = String::new();
         iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
         assert_eq!(kernel_lines(open, settings), lines(&out), "{what}");

@@ -338,7 +338,8 @@ impl Planner<'_> {
         let tag = self.p.tag;
         self.p.batch.add(&c, tag);
         self.p.side_effects.insert((self.family, kind));
-        self.p.names.rename(self.family, kind, old, new);
+        let tag = self.p.tag;
+        self.p.names.rename(self.family, kind, old, new, tag);
         self.view.rename_chain(kind, old, new);
         // Keyed by name: a chain created as OLD later in the batch must
         // not find this one's end.
@@ -348,14 +349,20 @@ impl Planner<'_> {
 
     /// A chain may take name `name` in this batch: no chain the batch
     /// renamed still has it in the kernel (which would refuse, EEXIST).
-    fn name_free(&self, kind: TableKind, name: &str) -> Result<(), Error> {
-        match self.p.names.taken(self.family, kind, name) {
-            Some(now) => Err(Error::op(format!(
-                "Chain name {name} cannot be reused in the transaction that renamed \
-                 chain {name} to {now} (the kernel renames at commit)."
-            ))),
-            None => Ok(()),
+    /// When another write of the group renamed it, this write waits for
+    /// the next batch ([`Pending::deferred`]), where the name is free.
+    fn name_free(&mut self, kind: TableKind, name: &str) -> Result<(), Error> {
+        let Some(now) = self.p.names.taken(self.family, kind, name) else {
+            return Ok(());
+        };
+        let by = self.p.names.renamed_by(self.family, kind, now);
+        if by.is_some_and(|t| t != self.p.tag) {
+            self.p.deferred = true;
         }
+        Err(Error::op(format!(
+            "Chain name {name} cannot be reused in the transaction that renamed \
+             chain {name} to {now} (the kernel renames at commit)."
+        )))
     }
 
     /// `-P CHAIN POLICY`: the base chain's policy and its counters (`-c`'s,

@@ -26,7 +26,7 @@
 use super::view::KernelView;
 use super::Planner;
 use compile::layout;
-use nft::{Data, Expr, Verdict};
+use nft::{Data, Expr, Tag, Verdict};
 use ruleset::{Family, TableKind};
 use std::collections::HashMap;
 
@@ -45,12 +45,13 @@ pub(crate) struct KernelNames {
 
 /// One change of [`KernelNames`]: model chain `key` had kernel name
 /// `prev` before (`None`: its own); `moved`: a rename (table, old, new)
-/// the kernel view took too.
+/// the kernel view took too, by the write tagged `tag`.
 #[derive(Debug)]
 struct Change {
     key: Key,
     prev: Option<String>,
     moved: Option<(TableKind, String, String)>,
+    tag: Tag,
 }
 
 impl KernelNames {
@@ -101,26 +102,50 @@ impl KernelNames {
         key: Key,
         kernel: Option<String>,
         moved: Option<(TableKind, String, String)>,
+        tag: Tag,
     ) {
         let prev = self.set(key.clone(), kernel);
-        self.log.push(Change { key, prev, moved });
+        self.log.push(Change {
+            key,
+            prev,
+            moved,
+            tag,
+        });
     }
 
-    /// Model chain `old` is now `new`; the kernel keeps the name it had.
-    /// (`new` is not [`KernelNames::taken`]: the planner checked.)
-    pub(crate) fn rename(&mut self, family: Family, kind: TableKind, old: &str, new: &str) {
+    /// Model chain `old` is now `new`, by the write tagged `tag`; the
+    /// kernel keeps the name it had. (`new` is not
+    /// [`KernelNames::taken`]: the planner checked.)
+    pub(crate) fn rename(
+        &mut self,
+        family: Family,
+        kind: TableKind,
+        old: &str,
+        new: &str,
+        tag: Tag,
+    ) {
         let kname = self.get(family, kind, old).to_string();
         let moved = Some((kind, old.to_string(), new.to_string()));
-        self.record((family, kind, old.to_string()), None, None);
+        self.record((family, kind, old.to_string()), None, None, tag);
         let k = (kname != new).then_some(kname);
-        self.record((family, kind, new.to_string()), k, moved);
+        self.record((family, kind, new.to_string()), k, moved, tag);
+    }
+
+    /// The tag of the write whose rename last moved model chain `chain`
+    /// (O(changes); renames are few).
+    pub(crate) fn renamed_by(&self, family: Family, kind: TableKind, chain: &str) -> Option<Tag> {
+        self.log
+            .iter()
+            .rev()
+            .find(|c| c.moved.is_some() && c.key.0 == family && c.key.1 == kind && c.key.2 == chain)
+            .map(|c| c.tag)
     }
 
     /// Model chain `chain` is deleted: its kernel name is free again (the
     /// kernel no longer finds a deleted chain by name).
     pub(crate) fn deleted(&mut self, family: Family, kind: TableKind, chain: &str) {
         if self.renamed(family, kind, chain).is_some() {
-            self.record((family, kind, chain.to_string()), None, None);
+            self.record((family, kind, chain.to_string()), None, None, 0);
         }
     }
 
@@ -133,7 +158,7 @@ impl KernelNames {
             .cloned()
             .collect();
         for k in keys {
-            self.record(k, None, None);
+            self.record(k, None, None, 0);
         }
     }
 

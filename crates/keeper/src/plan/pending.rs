@@ -45,6 +45,11 @@ pub struct Pending {
     /// Run sets whose element counters `-Z` zeroes after the batch commits
     /// (a reset dump each: see [`crate::plan::Planner::zero`]).
     pub(crate) resets: Vec<(Family, TableKind, String)>,
+    /// The write being planned failed only because an earlier write of
+    /// its group renamed away a chain name it gives to a chain (the kernel
+    /// renames at commit): it waits for the next batch instead of being
+    /// refused. Cleared by [`Pending::set_tag`].
+    pub(crate) deferred: bool,
     /// Tables whose kernel view this batch changed in ways that undoing
     /// its commands in the model does not undo (renames, dropped overflow
     /// text, run bookkeeping): an abandoned batch means re-reading them.
@@ -121,6 +126,7 @@ impl Pending {
             created: Vec::new(),
             forgotten: Vec::new(),
             resets: Vec::new(),
+            deferred: false,
             side_effects: HashSet::new(),
             fresh: Vec::new(),
             fresh_tags: HashMap::new(),
@@ -218,6 +224,7 @@ impl Pending {
     /// Tag the messages added from now on.
     pub fn set_tag(&mut self, tag: Tag) {
         self.tag = tag;
+        self.deferred = false;
     }
 
     /// Where the batch is now (see [`Pending::truncate`]); `view` is the

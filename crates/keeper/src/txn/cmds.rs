@@ -81,7 +81,9 @@ impl Plan for Cmds<'_> {
         }
         let mut outs: Vec<Option<Self::Answer>> = (0..group.len()).map(|_| None).collect();
         for (i, w) in group.iter().enumerate() {
-            if !open[i] {
+            // After a deferred write, the later ones wait too: each is
+            // planned on what the writes before it made, in group order.
+            if !open[i] || pending.deferred {
                 continue;
             }
             let Work::Cmds(cmds) = &w.work else {
@@ -140,7 +142,11 @@ impl Plan for Cmds<'_> {
                     }
                     pending.truncate(mark, st.view_mut(w.family));
                     st.ipset.places = places_before;
-                    outs[i] = Some(Err(e));
+                    // A deferred write stays open: the driver plans it
+                    // again in the next batch.
+                    if !pending.deferred {
+                        outs[i] = Some(Err(e));
+                    }
                 }
             }
         }

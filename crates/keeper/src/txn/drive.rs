@@ -6,7 +6,10 @@
 //! how the model keeps or undoes them, how a refusal is worded) is a
 //! [`Plan`]; what the kernel's answers mean is decided here once:
 //!
-//! - applied: the plan keeps its model, the generation moves on;
+//! - applied: the plan keeps its model, the generation moves on; writes
+//!   the plan left unanswered (deferred: a name another write of the
+//!   group renamed away is only free after the commit) are planned into
+//!   the next batch;
 //! - a message of write `i` refused: the plan answers `i` (or plans it
 //!   differently) and the other writes are replayed;
 //! - refused as a whole (no write's message): a generation conflict, the
@@ -131,7 +134,7 @@ pub(crate) fn drive<P: Plan>(
             }
             plan.kept(sock, st, src, &pending, None, &answers);
             settle(&mut fin, &mut answers);
-            break;
+            continue;
         }
         let t0 = Instant::now();
         let quiet = src.quiet(pending.batch_ref().bytes().len(), pending.bulk);
@@ -156,7 +159,10 @@ pub(crate) fn drive<P: Plan>(
                     // Committed, but not every counter zeroed: say so.
                     Err(e) => fail_open(&mut fin, plan, &Error::from_nft(e)),
                 }
-                break;
+                // Writes the plan left open (deferred to a batch after
+                // this one) go round again; each round answers at least
+                // its first open write, so this ends.
+                continue;
             }
             Ok(rep) if rep.outcome.errors.is_empty() && !nothing_applied(sock, genid) => {
                 // No verdict (replies lost) and the generation moved: the
