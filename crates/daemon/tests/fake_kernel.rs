@@ -239,6 +239,43 @@ fn flushes_drop_run_sets() {
     assert_eq!(ok(&path, &["-S", "S"]), "-N S\n");
 }
 
+/// A flush of every chain forgets the table's rule locations at once:
+/// rules created in the same batch after it (learnt from echoes) and
+/// before it (forgotten with the rest) keep the daemon's view exact, so
+/// a later delete finds its rule's handle. Each step is checked against
+/// the kernel: a lost handle would leave the rule there.
+#[test]
+fn a_flush_of_every_chain_keeps_later_handles() {
+    let k = Kernel::new();
+    let path = daemon(&k);
+    let setup = "*filter\n:A - [0:0]\n:B - [0:0]\n-A A -s 10.1.0.1/32 -j ACCEPT\n\
+                 -A B -s 10.2.0.1/32 -j DROP\nCOMMIT\n";
+    assert_eq!(restore(&path, setup, false), (0, String::new()));
+    // (a --noflush restore, the rule a later -D deletes)
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "*filter\n-F\n-A A -s 10.3.0.1/32 -j ACCEPT\nCOMMIT\n",
+            &["-D", "A", "-s", "10.3.0.1/32", "-j", "ACCEPT"],
+        ),
+        (
+            "*filter\n-A A -s 10.4.0.1/32 -j ACCEPT\n-F\n-A B -s 10.4.0.2/32 -j ACCEPT\nCOMMIT\n",
+            &["-D", "B", "-s", "10.4.0.2/32", "-j", "ACCEPT"],
+        ),
+    ];
+    let rules = || {
+        k.rules(nft::Family::Ipv4, "nfkeeper_filter", "A").len()
+            + k.rules(nft::Family::Ipv4, "nfkeeper_filter", "B").len()
+    };
+    for (text, delete) in cases {
+        assert_eq!(restore(&path, text, true), (0, String::new()), "{text}");
+        assert_eq!(rules(), 1, "{text}: {}", k.text());
+        ok(&path, delete);
+        assert_eq!(rules(), 0, "{text}, then {delete:?}: {}", k.text());
+        assert_eq!(ok(&path, &["-S", "A"]), "-N A\n");
+        assert_eq!(ok(&path, &["-S", "B"]), "-N B\n");
+    }
+}
+
 #[test]
 fn the_foreign_object_list_follows_the_kernel() {
     let k = Kernel::new();

@@ -421,23 +421,24 @@ impl Session {
 /// chains by name (bytewise), rules chain by chain. No counters.
 fn kernel_order_save(t: &ruleset::Table<iptables::Rule>) -> String {
     use iptables::print::save::{save_rule, CounterStyle};
+    // `chains()` lists built-in chains first, then user chains by name
+    // (bytewise); only the few built-ins need iptables' order.
     let mut chains = t.chains();
     let builtin = t.kind().builtin_chains();
-    chains.sort_by(|a, b| {
-        let rank = |c: &ruleset::ChainView<'_>| builtin.iter().position(|n| *n == c.name);
-        match (rank(a), rank(b)) {
-            (Some(x), Some(y)) => x.cmp(&y),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => a.name.as_bytes().cmp(b.name.as_bytes()),
-        }
-    });
-    let mut out = format!("*{}\n", t.kind().name());
+    let n = chains.iter().take_while(|c| c.policy.is_some()).count();
+    chains[..n].sort_by_key(|c| builtin.iter().position(|b| *b == c.name));
+    let mut out = String::with_capacity(16 + 24 * chains.len());
+    out.push('*');
+    out.push_str(t.kind().name());
+    out.push('\n');
     for c in &chains {
-        let pol = c.policy.map_or("-", |p| p.name());
-        out.push_str(&format!(":{} {pol} [0:0]\n", c.name));
+        out.push(':');
+        out.push_str(c.name);
+        out.push(' ');
+        out.push_str(c.policy.map_or("-", |p| p.name()));
+        out.push_str(" [0:0]\n");
     }
-    for c in &chains {
+    for c in chains.iter().filter(|c| c.len > 0) {
         if let Ok(rules) = t.rules(c.name) {
             for r in rules {
                 save_rule(

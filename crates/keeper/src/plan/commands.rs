@@ -198,9 +198,14 @@ impl Planner<'_> {
         out: &mut String,
     ) -> Result<(), Error> {
         // The flushed rules' overflow texts and kernel locations go; without
-        // either there is nothing to forget, and a flush of every chain
-        // takes the ids from the rule slab (no chain sort, no names).
-        let gone: Vec<RuleId> = if self.view.overflow.is_empty() && !self.opts.echo {
+        // either there is nothing to forget. A flush of every chain without
+        // overflow texts forgets the table's locations at once
+        // ([`Pending::forget_table_rules`]: O(1) here, one pass at settle);
+        // with them, it takes the ids from the rule slab (no chain sort,
+        // no names).
+        let no_overflow = self.view.overflow.is_empty();
+        let whole = chain.is_none() && no_overflow && self.opts.echo;
+        let gone: Vec<RuleId> = if (no_overflow && !self.opts.echo) || whole {
             Vec::new()
         } else {
             match chain.as_deref() {
@@ -241,6 +246,10 @@ impl Planner<'_> {
         }
         if empty {
             return Ok(());
+        }
+        if whole {
+            let family = self.family;
+            self.p.forget_table_rules(family, kind);
         }
         for id in gone {
             self.forget_rule(kind, id);

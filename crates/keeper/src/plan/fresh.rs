@@ -153,16 +153,18 @@ impl Planner<'_> {
             .unwrap_or(self.p.tag);
         self.p.tag = first_line;
         self.add_table(kind, Some(t));
-        let chains: Vec<String> = t.chains().iter().map(|c| c.name.to_string()).collect();
-        for c in chains.iter().filter(|c| !t.is_builtin(c)) {
-            self.p.tag = tags.chains.get(c).copied().unwrap_or(first_line);
-            let ch = Chain::new(fam, &tname, c);
+        // Views: a built-in has a policy; an empty chain has no rules to
+        // emit (a restore of N empty chains looks no chain up by name).
+        let chains = t.chains();
+        for c in chains.iter().filter(|c| c.policy.is_none()) {
+            self.p.tag = tags.chains.get(c.name).copied().unwrap_or(first_line);
+            let ch = Chain::new(fam, &tname, c.name);
             // Not echoed: see `Planner::new_chain`.
             let tag = self.p.tag;
             self.p.batch.create(&ch, tag);
         }
-        for c in &chains {
-            self.emit_chain(kind, t, c, &tags.rules)?;
+        for c in chains.iter().filter(|c| c.len > 0) {
+            self.emit_chain(kind, t, c.name, &tags.rules)?;
         }
         Ok(())
     }

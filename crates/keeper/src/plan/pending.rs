@@ -27,7 +27,7 @@ pub enum Created {
 #[derive(Debug, Default)]
 pub(crate) struct FreshTags {
     pub(crate) rules: FxMap<RuleId, Tag>,
-    pub(crate) chains: HashMap<String, Tag>,
+    pub(crate) chains: FxMap<String, Tag>,
 }
 
 /// The batch under construction and its per-batch state.
@@ -42,6 +42,11 @@ pub struct Pending {
     /// With echo: rules this batch deletes; their locations are dropped
     /// once it commits, kept if it is abandoned.
     pub(crate) forgotten: Vec<(Family, TableKind, RuleId)>,
+    /// With echo: tables whose every rule this batch deletes (a flush of
+    /// all chains); their rule locations are dropped at once when it
+    /// commits, before the handles of rules created after the flush are
+    /// learnt (see [`Pending::forget_table_rules`]).
+    pub(crate) forgotten_tables: Vec<(Family, TableKind)>,
     /// Run sets whose element counters `-Z` zeroes after the batch commits
     /// (a reset dump each: see [`crate::plan::Planner::zero`]).
     pub(crate) resets: Vec<(Family, TableKind, String)>,
@@ -105,6 +110,7 @@ pub struct Mark {
     batch: nft::batch::Mark,
     created: usize,
     forgotten: usize,
+    forgotten_tables: usize,
     resets: usize,
     fresh: usize,
     censuses: usize,
@@ -125,6 +131,7 @@ impl Pending {
             tag: 0,
             created: Vec::new(),
             forgotten: Vec::new(),
+            forgotten_tables: Vec::new(),
             resets: Vec::new(),
             deferred: false,
             side_effects: HashSet::new(),
@@ -238,6 +245,7 @@ impl Pending {
             batch: self.batch.mark(),
             created: self.created.len(),
             forgotten: self.forgotten.len(),
+            forgotten_tables: self.forgotten_tables.len(),
             resets: self.resets.len(),
             fresh: self.fresh.len(),
             censuses: self.censuses.len(),
@@ -253,6 +261,7 @@ impl Pending {
         self.batch.truncate(m.batch);
         self.created.truncate(m.created);
         self.forgotten.truncate(m.forgotten);
+        self.forgotten_tables.truncate(m.forgotten_tables);
         self.resets.truncate(m.resets);
         self.fresh.truncate(m.fresh);
         self.censuses.truncate(m.censuses);
@@ -266,6 +275,11 @@ impl Pending {
     /// lost to a receive overrun): those tables must be re-read.
     /// O(echoes · log created).
     pub fn settle(&self, family: Family, view: &mut KernelView, echoes: &[nft::Echo]) -> usize {
+        for (f, k) in &self.forgotten_tables {
+            if *f == family {
+                view.locs.retain(|(kind, _), _| kind != k);
+            }
+        }
         let mut missing = 0;
         let mut learnt = HashSet::new();
         for e in echoes {
@@ -294,6 +308,21 @@ impl Pending {
             }
         }
         missing
+    }
+
+    /// Every rule of table `kind` of `family` goes with this batch: their
+    /// locations are forgotten when it commits. Rules the batch created in
+    /// that table before are forgotten one by one (their handles are learnt
+    /// after the table's locations are dropped). O(rules created so far).
+    pub(crate) fn forget_table_rules(&mut self, family: Family, kind: TableKind) {
+        for (_, f, c) in &self.created {
+            if let Created::Rule(k, id) = c {
+                if (*f, *k) == (family, kind) {
+                    self.forgotten.push((family, kind, *id));
+                }
+            }
+        }
+        self.forgotten_tables.push((family, kind));
     }
 
     pub(crate) fn alloc_set_id(&mut self) -> u32 {
