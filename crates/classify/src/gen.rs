@@ -159,7 +159,7 @@ fn target(r: &mut Rng, c: usize, verdict_only: bool) -> String {
 /// A run of `n` rules in one shape differing in one key (sometimes with a
 /// repeated key, or with the verdict varying, to exercise splits and maps).
 fn run(r: &mut Rng, s: &mut String, chain: &str, c: usize, n: usize, fam: Family) {
-    let shape = r.below(9);
+    let shape = r.below(10);
     let vary_verdict = r.pct(30);
     let fixed_target = target(r, c, vary_verdict);
     let proto = if r.pct(50) { "tcp" } else { "udp" };
@@ -193,10 +193,18 @@ fn run(r: &mut Rng, s: &mut String, chain: &str, c: usize, n: usize, fam: Family
                 let len = plen(*r.pick(&[8u8, 16, 23, 24, 25, 31, 32]), fam);
                 format!(" -d {a}/{len}{t}")
             }
-            _ => {
+            8 => {
                 let (x, y) = (*r.pick(&PORTS), *r.pick(&PORTS));
                 let (lo, hi) = (x.min(y), x.max(y));
                 format!(" -p {proto} -m {proto} --dport {lo}:{hi}{t}")
+            }
+            // Multiport lists (an element per port; ports shared between
+            // rules split the run).
+            _ => {
+                let list: Vec<String> = (0..1 + r.below(4))
+                    .map(|_| r.pick(&PORTS).to_string())
+                    .collect();
+                format!(" -p {proto} -m multiport --dports {}{t}", list.join(","))
             }
         };
         let _ = writeln!(s, "-A {chain}{body}");

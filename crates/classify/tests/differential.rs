@@ -31,6 +31,7 @@ fn logical_lowered_and_compiled_agree() {
     let mut in_runs = 0u64;
     let mut tuple_runs = 0usize;
     let mut interval_runs = 0usize;
+    let mut multi_runs = 0usize;
     for seed in 0..RULESETS {
         let mut r = Rng::new(seed + 1);
         // One ruleset in four is IPv6 (ip6tables syntax and packets).
@@ -65,6 +66,19 @@ fn logical_lowered_and_compiled_agree() {
             .flat_map(|t| t.sets.iter())
             .filter(|(n, s)| {
                 n.starts_with("__nfk_run") && !s.interval && ![2, 4, 16].contains(&s.key_len)
+            })
+            .count();
+        // Runs whose members are several elements (multiport lists).
+        multi_runs += compiled
+            .tables
+            .iter()
+            .flat_map(|t| t.sets.iter())
+            .filter(|(n, s)| {
+                let mut ids: Vec<_> = s.elems.values().filter_map(|e| e.id).collect();
+                let all = ids.len();
+                ids.sort_unstable();
+                ids.dedup();
+                n.starts_with("__nfk_run") && ids.len() < all
             })
             .count();
         interval_runs += compiled
@@ -130,6 +144,10 @@ fn logical_lowered_and_compiled_agree() {
     assert!(
         interval_runs > RULESETS as usize / 10,
         "only {interval_runs} runs on ranges"
+    );
+    assert!(
+        multi_runs > RULESETS as usize / 20,
+        "only {multi_runs} runs of multiport lists"
     );
     eprintln!("{pairs} pairs, {runs_seen} runs ({tuple_runs} on tuples, {interval_runs} on ranges), {counted} counts, {in_runs} by run elements");
 }

@@ -151,6 +151,7 @@ pub fn run_key_byte(k: crate::runs::KeyKind) -> u8 {
         DstNet => 9,
         DportRange => 10,
         Numgen => 11,
+        Dports => 12,
     }
 }
 
@@ -171,6 +172,7 @@ pub fn run_key(b: u8) -> Option<(crate::runs::KeyKind, bool)> {
             9 => DstNet,
             10 => DportRange,
             11 => Numgen,
+            12 => Dports,
             _ => return None,
         },
         map,

@@ -23,6 +23,8 @@ pub(crate) const IIF: u8 = 4;
 pub(crate) const DPORT: u8 = 8;
 /// Anything no key takes: two rules differing here are never in one run.
 pub(crate) const OTHER: u8 = 16;
+/// The port list of a `-m multiport --dports` (single ports, not negated).
+pub(crate) const MPORTS: u8 = 32;
 
 /// The parts in which `a` and `b` differ, comments and targets aside: a
 /// bit per key field (a `tcp`/`udp` match differing only in a
@@ -73,9 +75,16 @@ fn match_diff(x: &Match, y: &Match) -> u8 {
         _ => false,
     };
     if only_dport {
-        DPORT
-    } else {
-        OTHER
+        return DPORT;
+    }
+    let keyed = |p: &iptables::ext::matches::multiport::Multiport| {
+        p.kind == iptables::ext::matches::multiport::DESTINATION
+            && !p.inv
+            && p.ports.iter().all(|(lo, hi)| lo == hi)
+    };
+    match (x, y) {
+        (Match::Multiport(p), Match::Multiport(q)) if keyed(p) && keyed(q) => MPORTS,
+        _ => OTHER,
     }
 }
 
@@ -89,9 +98,10 @@ pub(crate) fn may_join(kind: KeyKind, d: u8) -> bool {
 pub(crate) type Extent = (Vec<Vec<u8>>, bool);
 
 /// How far a run of `kind` starting at `rules[start]` reaches, at most
-/// [`MAX_LEN`] members (a longer run is cut there anyway): its members'
-/// keys and whether it must be a map (verdicts differ). O(members ·
-/// matches), one key built per member.
+/// [`MAX_LEN`] elements (a longer run is cut there anyway): its members'
+/// first keys and whether it must be a map (verdicts differ). O(members ·
+/// matches), one key built per member (per port for
+/// [`KeyKind::Dports`]).
 pub(crate) fn extent(
     rules: &[(RuleId, &Rule)],
     start: usize,
@@ -105,17 +115,42 @@ pub(crate) fn extent(
     let map_ok = is_verdict(&first.target);
     let mut differs = false;
     let mut seen = Seen::default();
-    seen.insert(kind, first, family, &k0);
+    // Elements so far: a multiport member is one per port, and MAX_LEN
+    // bounds the set, not the members.
+    let mut elems = 1;
+    if kind == KeyKind::Dports {
+        let ks = kind.keys(first, family).unwrap_or_default();
+        elems = ks.len();
+        for k in &ks {
+            seen.insert(kind, first, family, k);
+        }
+    } else {
+        seen.insert(kind, first, family, &k0);
+    }
     let mut keys = vec![k0];
     for (_, r) in &rules[start + 1..] {
-        if keys.len() == MAX_LEN || !runnable(r) || !may_join(kind, diff(first, r)) {
+        if elems >= MAX_LEN || !runnable(r) || !may_join(kind, diff(first, r)) {
             break;
         }
         let Some(k) = kind.key(r, family) else {
             break;
         };
-        if !seen.insert(kind, r, family, &k) {
-            break;
+        if kind == KeyKind::Dports {
+            // Every port of the member is new to the run, or it starts the
+            // next one (the earlier rule wins a shared port).
+            let ks = kind.keys(r, family).unwrap_or_default();
+            if elems + ks.len() > MAX_LEN || ks.iter().any(|k| seen.exact.contains(k)) {
+                break;
+            }
+            for k in &ks {
+                seen.exact.insert(k.clone());
+            }
+            elems += ks.len();
+        } else {
+            if !seen.insert(kind, r, family, &k) {
+                break;
+            }
+            elems += 1;
         }
         if r.target != first.target {
             if !(map_ok && is_verdict(&r.target)) {
@@ -214,6 +249,14 @@ mod tests {
             "-A X -p tcp -m tcp ! --dport 2 -m tcp --dport 92 -j ACCEPT",
             "-A X -m comment --comment only -s 10.0.0.9 -j ACCEPT",
             "-A X -s 10.0.0.9 -m comment --comment x -m comment --comment y -j ACCEPT",
+            "-A X -p tcp -m multiport --dports 80,443 -j ACCEPT",
+            "-A X -p tcp -m multiport --dports 22 -j ACCEPT",
+            "-A X -p tcp -m multiport --dports 8080,22,9 -m comment --comment m -j DROP",
+            "-A X -p tcp -m multiport --dports 1000:2000,5 -j ACCEPT",
+            "-A X -p tcp -m multiport ! --dports 81,82 -j ACCEPT",
+            "-A X -p tcp -m multiport --sports 81,82 -j ACCEPT",
+            "-A X -p udp -m multiport --dports 80,443 -j ACCEPT",
+            "-A X -s 10.0.0.1 -p tcp -m multiport --dports 80,443 -j ACCEPT",
         ];
         let rules: Vec<Rule> = lines.iter().map(|l| rule(l)).collect();
         let mut joined = 0;

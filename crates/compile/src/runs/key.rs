@@ -1,7 +1,9 @@
 //! The key a run's rules differ in: one field (`-s`, `-d`, `--dport`, `-i`)
 //! or a tuple of two (`-d` + `--dport`, kube-proxy's service dispatch;
 //! `-s` + `--dport`; `-s` + `-d`), exact values; or one field's range
-//! (`-s`/`-d` prefixes, `--dport LO:HI`) in an interval set.
+//! (`-s`/`-d` prefixes, `--dport LO:HI`) in an interval set; or the list
+//! of a `-m multiport --dports` (one key per port: the only kind whose
+//! member is several elements, see [`KeyKind::keys`]).
 //!
 //! Kernel form: a single field is loaded into register 1 and looked up with
 //! its own length (2 bytes for a port); a tuple loads each field into
@@ -9,6 +11,7 @@
 //! the set's key is their concatenation (nftables' concatenated data type:
 //! the field types packed 6 bits apart).
 
+use iptables::ext::matches::multiport::DESTINATION;
 use iptables::ext::Match;
 use iptables::rule::{inv, Addr, Iface};
 use iptables::Rule;
@@ -39,6 +42,10 @@ pub enum KeyKind {
     DstNet,
     /// `--dport LO:HI` of the rule's `tcp` or `udp` match (an interval set).
     DportRange,
+    /// The ports of the rule's one `-m multiport --dports P,Q,…` (single
+    /// ports only, not negated): a member is one element per port, each
+    /// carrying the member's id; its counter is their sum.
+    Dports,
     /// kube-proxy's endpoint selection: `-m statistic --mode random
     /// --probability 1/n` (key n-1) down to the unconditional last rule
     /// (key 0), looked up with `numgen random mod k` (see
@@ -224,11 +231,32 @@ fn dport_range(r: &Rule) -> Option<(usize, (u16, u16))> {
     found
 }
 
+/// The ports of the rule's one `-m multiport --dports` of single ports
+/// (not negated), ascending without duplicates: its index and the ports.
+/// None when there is none, more than one, or a range is listed.
+pub(crate) fn mports(r: &Rule) -> Option<(usize, Vec<u16>)> {
+    let mut found = None;
+    for (i, m) in r.matches.iter().enumerate() {
+        let Match::Multiport(mp) = m else { continue };
+        if mp.kind != DESTINATION || mp.inv || found.is_some() {
+            return None;
+        }
+        if mp.ports.iter().any(|(lo, hi)| lo != hi) {
+            return None;
+        }
+        let mut v: Vec<u16> = mp.ports.iter().map(|p| p.0).collect();
+        v.sort_unstable();
+        v.dedup();
+        found = Some((i, v));
+    }
+    found.filter(|(_, v)| !v.is_empty())
+}
+
 impl KeyKind {
     /// Every kind, single fields first: a run compiler that prefers the
     /// earlier kind among equally long runs keys on one field where one
     /// suffices.
-    pub const ALL: [KeyKind; 10] = [
+    pub const ALL: [KeyKind; 11] = [
         KeyKind::Src,
         KeyKind::Dst,
         KeyKind::Dport,
@@ -239,6 +267,7 @@ impl KeyKind {
         KeyKind::SrcNet,
         KeyKind::DstNet,
         KeyKind::DportRange,
+        KeyKind::Dports,
     ];
 
     fn fields(self) -> &'static [Field] {
@@ -253,6 +282,9 @@ impl KeyKind {
             KeyKind::SrcNet => &[Field::SrcNet],
             KeyKind::DstNet => &[Field::DstNet],
             KeyKind::DportRange => &[Field::DportRange],
+            // A port, as `Dport` loads and types it; its values come from
+            // the multiport match ([`mports`]), not the field.
+            KeyKind::Dports => &[Field::Dport],
             KeyKind::Numgen => &[],
         }
     }
@@ -348,6 +380,9 @@ impl KeyKind {
     /// The rule's key for this kind (what [`KeyKind::split`] returns
     /// first), without building its shape. Not for [`KeyKind::Numgen`].
     pub(crate) fn key(self, r: &Rule, family: Family) -> Option<Vec<u8>> {
+        if self == KeyKind::Dports {
+            return mports(r).map(|(_, v)| v[0].to_be_bytes().to_vec());
+        }
         match self.fields() {
             [f] => f.value(r, family),
             fs => {
@@ -362,11 +397,27 @@ impl KeyKind {
         }
     }
 
+    /// Every key of the rule for this kind, ascending: one, except for
+    /// [`KeyKind::Dports`] (a port each). `None` as [`KeyKind::key`].
+    pub fn keys(self, r: &Rule, family: Family) -> Option<Vec<Vec<u8>>> {
+        if self == KeyKind::Dports {
+            let (_, v) = mports(r)?;
+            return Some(v.iter().map(|p| p.to_be_bytes().to_vec()).collect());
+        }
+        if self == KeyKind::Numgen {
+            return self.split(r, family).map(|(k, _)| vec![k]);
+        }
+        self.key(r, family).map(|k| vec![k])
+    }
+
     /// Which parts of a rule this kind's key takes out of its shape
     /// ([`super::extent::SRC`] …): two rules have one shape for this kind
     /// iff they differ in no other part (see [`super::extent::diff`]).
     pub(crate) fn parts(self) -> u8 {
-        use super::extent::{DPORT, DST, IIF, SRC};
+        use super::extent::{DPORT, DST, IIF, MPORTS, SRC};
+        if self == KeyKind::Dports {
+            return MPORTS;
+        }
         self.fields()
             .iter()
             .map(|f| match f {
@@ -389,8 +440,13 @@ impl KeyKind {
         }
         let key = self.key(r, family)?;
         let mut shape = r.clone();
-        for f in self.fields() {
-            f.clear(&mut shape);
+        if self == KeyKind::Dports {
+            let (i, _) = mports(r)?;
+            shape.matches.remove(i);
+        } else {
+            for f in self.fields() {
+                f.clear(&mut shape);
+            }
         }
         shape.matches.retain(|m| !matches!(m, Match::Comment(_)));
         Some((key, shape))

@@ -74,7 +74,9 @@ impl Default for RunOpts {
     }
 }
 
-/// One element of a run's set or map.
+/// One element of a run's set or map. A member is one element, except
+/// for [`KeyKind::Dports`]: one per port, contiguous, each with the
+/// member's id (its counter is their sum).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunElem {
     pub key: Vec<u8>,
@@ -299,16 +301,35 @@ fn run_item(
         return Ok(None);
     }
     let (key_type, key_len) = kind.key_type(family);
-    let elems = members
-        .iter()
-        .zip(keys)
-        .map(|((id, r), key)| RunElem {
-            key,
-            verdict: if map { verdict_of(&r.target) } else { None },
-            id: *id,
-            end: kind.end_marker(r, family),
-        })
-        .collect();
+    let elems = if kind == KeyKind::Dports {
+        // One element per port of each member, a member's contiguous.
+        members
+            .iter()
+            .flat_map(|(id, r)| {
+                let verdict = if map { verdict_of(&r.target) } else { None };
+                kind.keys(r, family)
+                    .expect("extent checked the keys")
+                    .into_iter()
+                    .map(move |key| RunElem {
+                        key,
+                        verdict: verdict.clone(),
+                        id: *id,
+                        end: None,
+                    })
+            })
+            .collect()
+    } else {
+        members
+            .iter()
+            .zip(keys)
+            .map(|((id, r), key)| RunElem {
+                key,
+                verdict: if map { verdict_of(&r.target) } else { None },
+                id: *id,
+                end: kind.end_marker(r, family),
+            })
+            .collect()
+    };
     Ok(Some(Item::Run {
         lowered,
         set: Box::new(RunSet {
@@ -483,12 +504,17 @@ mod tests {
                 }
                 Item::Run { set, .. } => {
                     let kind = if set.map { "M" } else { "S" };
-                    let tuple = if set.key.is_tuple() || set.key.is_interval() {
+                    let tuple = if set.key.is_tuple()
+                        || set.key.is_interval()
+                        || set.key == KeyKind::Dports
+                    {
                         format!(":{:?}", set.key)
                     } else {
                         String::new()
                     };
-                    format!("{kind}{}{tuple}", set.elems.len())
+                    let mut ids: Vec<RuleId> = set.elems.iter().map(|e| e.id).collect();
+                    ids.dedup();
+                    format!("{kind}{}{tuple}", ids.len())
                 }
             })
             .collect::<Vec<_>>()
@@ -664,6 +690,31 @@ mod tests {
                 ],
                 2,
                 "M3",
+            ),
+            // Multiport lists of single ports: a member per rule, an
+            // element per port; a shared port ends the run (the earlier
+            // rule has it), a range or a negation is no key.
+            (
+                &[
+                    "-A X -p tcp -m multiport --dports 80,443 -j DROP",
+                    "-A X -p tcp -m multiport --dports 22,8080,9 -j DROP",
+                    "-A X -p tcp -m multiport --dports 25 -m comment --comment m -j DROP",
+                    "-A X -p tcp -m multiport --dports 26,443 -j DROP",
+                    "-A X -p tcp -m multiport --dports 27,28 -j DROP",
+                    "-A X -p tcp -m multiport --dports 29,30:40 -j DROP",
+                    "-A X -p tcp -m multiport ! --dports 41,42 -j DROP",
+                ],
+                2,
+                "S3:Dports,S2:Dports,P,P",
+            ),
+            (
+                &[
+                    "-A X -p udp -m multiport --dports 53,5353 -j ACCEPT",
+                    "-A X -p udp -m multiport --dports 67,68 -j DROP",
+                    "-A X -p udp -m multiport --dports 123 -j ACCEPT",
+                ],
+                2,
+                "M3:Dports",
             ),
             // Comments differ: still one run (each element keeps its own).
             (

@@ -42,6 +42,10 @@ fn unsupported(e: impl std::fmt::Display) -> Error {
 
 /// The end marker of an interval member: an element flagged as the end of
 /// the range before it.
+/// A member's elements in its run: the set, the keys (one, or a multiport
+/// member's ports), an interval member's end marker.
+type MemberElems = (String, Vec<Vec<u8>>, Option<Vec<u8>>);
+
 fn end_marker(key: &[u8]) -> SetElem {
     let mut e = SetElem::key(key);
     e.flags = Some(nft::setelem::F_INTERVAL_END);
@@ -174,17 +178,32 @@ impl Planner<'_> {
             if let Some((key, verdict)) = joins {
                 let set = tr.set.clone();
                 let index = tr.index;
-                let mut el = SetElem::key(&key);
-                el.data = self.verdict_data(kind, verdict);
-                el.userdata = Some(self.rule_userdata(kind, id, &r));
-                if c != Counters::default() {
-                    el.exprs = vec![counter(c)];
-                }
+                // A multiport member is an element per port, its counter
+                // in the first.
+                let keys = match tr.key {
+                    KeyKind::Dports => tr.key.keys(&r, family).unwrap_or_default(),
+                    _ => vec![key],
+                };
+                let data = self.verdict_data(kind, verdict);
+                let ud = self.rule_userdata(kind, id, &r);
+                let els: Vec<SetElem> = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| {
+                        let mut el = SetElem::key(k);
+                        el.data = data.clone();
+                        el.userdata = Some(ud.clone());
+                        if i == 0 && c != Counters::default() {
+                            el.exprs = vec![counter(c)];
+                        }
+                        el
+                    })
+                    .collect();
                 // EXCL: a key already in the run makes the kernel refuse
                 // the batch (see `joined_run`).
                 self.p
                     .batch
-                    .create(&SetElems::new(fam, &tname, &set, vec![el]), self.p.tag);
+                    .create(&SetElems::new(fam, &tname, &set, els), self.p.tag);
                 self.p.joined.insert(self.p.tag);
                 // The census lives in the run's entry when the planner
                 // knows the run (`index`), else in the tail read.
@@ -403,14 +422,18 @@ impl Planner<'_> {
         s.id = Some(sid);
         self.p.batch.add(&s, self.p.tag);
         let mut elems = Vec::with_capacity(set.elems.len().min(ELEMS_PER_MSG));
+        let mut prev = None;
         for e in &set.elems {
             let (r, c) = members[&e.id];
             let mut el = SetElem::key(&e.key);
             el.data = self.verdict_data(kind, e.verdict.clone());
             el.userdata = Some(self.rule_userdata(kind, e.id, r));
-            if c != Counters::default() {
+            // A member of several elements (a multiport list) keeps its
+            // counter in its first: reads sum them.
+            if c != Counters::default() && prev != Some(e.id) {
                 el.exprs = vec![counter(c)];
             }
+            prev = Some(e.id);
             elems.push(el);
             if let Some(end) = &e.end {
                 elems.push(end_marker(end));
@@ -422,7 +445,10 @@ impl Planner<'_> {
         if !elems.is_empty() {
             self.add_elems(fam, &tname, &set.name, sid, elems);
         }
-        let census = Census::of(set.elems.iter().map(|e| e.id));
+        // Members in element order (a member's elements are contiguous).
+        let mut ids: Vec<RuleId> = set.elems.iter().map(|e| e.id).collect();
+        ids.dedup();
+        let census = Census::of(ids.iter().copied());
         self.write_census(kind, &set.name, None, Some(census));
         let mut exprs = lowered.exprs;
         for e in exprs.iter_mut() {
@@ -467,9 +493,9 @@ impl Planner<'_> {
         if self.opts.echo {
             self.p.created.push((seq, self.family, Created::Run(idx)));
         }
-        for e in &set.elems {
-            self.view.members.insert((kind, e.id), idx);
-            self.view.locs.remove(&(kind, e.id));
+        for id in &ids {
+            self.view.members.insert((kind, *id), idx);
+            self.view.locs.remove(&(kind, *id));
         }
         // Undoing the command in the model does not undo the new run.
         self.p.side_effects.insert((self.family, kind));
@@ -480,7 +506,7 @@ impl Planner<'_> {
             key: set.key,
             map: set.map,
             rule: Loc::New(bid),
-            len: set.elems.len(),
+            len: ids.len(),
             shape: Some(set.shape),
             census: Some(census),
         }));
@@ -500,12 +526,16 @@ impl Planner<'_> {
         self.p.batch.add(&es, self.p.tag);
     }
 
-    /// The element of member `body` in run `ri`: set, key, and the end
-    /// marker of an interval run's member.
-    fn elem_key(&self, ri: u32, body: &Rule) -> Option<(String, Vec<u8>, Option<Vec<u8>>)> {
+    /// The elements of member `body` in run `ri`: set, keys (one, or a
+    /// multiport member's ports), and the end marker of an interval run's
+    /// member.
+    fn elem_keys(&self, ri: u32, body: &Rule) -> Option<MemberElems> {
         let run = self.view.runs.get(ri as usize)?.as_ref()?;
-        let (key, _) = run.key.split(body, self.family)?;
-        Some((run.set.clone(), key, run.key.end_marker(body, self.family)))
+        let keys = match run.key {
+            KeyKind::Dports => run.key.keys(body, self.family)?,
+            k => vec![k.split(body, self.family)?.0],
+        };
+        Some((run.set.clone(), keys, run.key.end_marker(body, self.family)))
     }
 
     /// [`Self::del_member`], except that a numgen run (whose draw is over
@@ -541,8 +571,8 @@ impl Planner<'_> {
             return false;
         };
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
-        if let Some((set, key, end)) = self.elem_key(ri, body) {
-            let mut els = vec![SetElem::key(&key)];
+        if let Some((set, keys, end)) = self.elem_keys(ri, body) {
+            let mut els: Vec<SetElem> = keys.iter().map(|k| SetElem::key(k)).collect();
             els.extend(end.as_deref().map(end_marker));
             let es = SetElems::new(fam, &tname, &set, els);
             self.p.batch.delete(&es, self.p.tag);
@@ -774,26 +804,44 @@ impl Planner<'_> {
         let Some(ri) = self.view.run_of(kind, id) else {
             return;
         };
-        // The start element only: an interval member's end marker stays.
-        let Some((set, key, _)) = self.elem_key(ri, body) else {
+        // The start elements only: an interval member's end marker stays.
+        // A multiport member's counter is `c` in its first element, zero
+        // in the others.
+        let Some((set, keys, _)) = self.elem_keys(ri, body) else {
             return;
         };
         let map = self.view.runs[ri as usize].as_ref().is_some_and(|r| r.map);
         let (fam, tname) = (layout::nft_family(self.family), layout::table_name(kind));
         self.p.batch.delete(
-            &SetElems::new(fam, &tname, &set, vec![SetElem::key(&key)]),
+            &SetElems::new(
+                fam,
+                &tname,
+                &set,
+                keys.iter().map(|k| SetElem::key(k)).collect(),
+            ),
             self.p.tag,
         );
-        let mut el = SetElem::key(&key);
-        if map {
-            el.data = self.verdict_data(kind, compile::runs::verdict_of(&body.target));
-        }
+        let data = if map {
+            self.verdict_data(kind, compile::runs::verdict_of(&body.target))
+        } else {
+            None
+        };
         // The text is unchanged: the catalog keeps any overflow as it is.
         let (text, comment) = rule_text(self.family, body);
-        el.userdata = Some(userdata::encode(id, &text, comment).bytes);
-        el.exprs = vec![counter(c)];
+        let ud = userdata::encode(id, &text, comment).bytes;
+        let els = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let mut el = SetElem::key(k);
+                el.data = data.clone();
+                el.userdata = Some(ud.clone());
+                el.exprs = vec![counter(if i == 0 { c } else { Counters::default() })];
+                el
+            })
+            .collect();
         self.p
             .batch
-            .add(&SetElems::new(fam, &tname, &set, vec![el]), self.p.tag);
+            .add(&SetElems::new(fam, &tname, &set, els), self.p.tag);
     }
 }

@@ -25,6 +25,8 @@ pub fn refresh_counters(
         let mut rules = Vec::new();
         dump_rules(sock, fam, &tname, Some(c), &mut rules)?;
         let mut counts: Vec<(RuleId, Counters)> = Vec::with_capacity(rules.len());
+        // A run of multiport members was read (its elements to be summed).
+        let mut multi = false;
         for kr in rules {
             let Some(d) = kr
                 .userdata
@@ -34,7 +36,9 @@ pub fn refresh_counters(
                 continue;
             };
             match (d.run, d.id) {
-                (Some((_, set)), _) => {
+                (Some((kb, set)), _) => {
+                    multi |= userdata::run_key(kb)
+                        .is_some_and(|(k, _)| k == compile::runs::KeyKind::Dports);
                     for e in sock.set_elems(fam, &tname, &set)? {
                         let id = e
                             .userdata
@@ -57,6 +61,19 @@ pub fn refresh_counters(
                 (None, None) => {}
             }
         }
+        // A multiport member is an element per port: its counter is their
+        // sum (ids are unique otherwise; the sort is stable).
+        if multi {
+            counts.sort_by_key(|(id, _)| *id);
+        }
+        counts.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                first.1.packets += later.1.packets;
+                first.1.bytes += later.1.bytes;
+            }
+            same
+        });
         // Every rule read is one of chain `c`'s (dumped by chain), so its
         // position there is all the model needs: O(log n), no allocation.
         let t = st.model.table_mut(family, kind);

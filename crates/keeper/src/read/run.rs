@@ -177,6 +177,18 @@ pub(super) fn read_run(
         kept.insert(rr.set.to_string(), elems.iter().map(SeenElem::of).collect());
     }
     members.sort_unstable_by_key(|m| m.0);
+    // A multiport member is an element per port: one member, the sum of
+    // their counters.
+    if key == compile::runs::KeyKind::Dports {
+        members.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                first.2.packets += later.2.packets;
+                first.2.bytes += later.2.bytes;
+            }
+            same
+        });
+    }
     let mut ids = Vec::with_capacity(members.len());
     for (id, rule, c, chunks, text, lazy) in members {
         match snap.table.append_with_id(rr.chain, id, rule, c) {

@@ -28,7 +28,7 @@ mod replay;
 use crate::read::{RunSnap, SeenElem};
 use compile::layout;
 use compile::lower_rule_with;
-use compile::runs::{admits, run_rule, SET_PREFIX};
+use compile::runs::{admits, run_rule, KeyKind, SET_PREFIX};
 use compile::userdata::catalog;
 use iptables::print::save::{save_rule_body, CounterStyle};
 use iptables::Rule;
@@ -356,6 +356,11 @@ impl Cx<'_> {
         let mut ends = BTreeSet::new();
         let mut want_ends = BTreeSet::new();
         let mut census = catalog::Census::default();
+        // A multiport member is an element per port: counted once, and
+        // every port of it must be there (`ports` against `want_ports`).
+        let multi = run.key == KeyKind::Dports;
+        let mut counted = std::collections::HashSet::new();
+        let (mut ports, mut want_ports) = (BTreeSet::new(), BTreeSet::new());
         for e in elems {
             if e.end {
                 ends.insert(e.key.clone());
@@ -363,7 +368,9 @@ impl Cx<'_> {
             }
             rep.elems += 1;
             if let Some(id) = e.id {
-                census.add(id);
+                if !multi || counted.insert(id) {
+                    census.add(id);
+                }
             }
             let Some(r) = e.id.as_ref().and_then(body) else {
                 // Reported by the read as foreign.
@@ -372,7 +379,16 @@ impl Cx<'_> {
             let key = e.key.clone();
             let verdict = e.verdict.clone();
             want_ends.extend(run.key.end_marker(r, self.family));
-            let want = admits(run.key, run.map, &shape, r, self.family);
+            let mut want = admits(run.key, run.map, &shape, r, self.family);
+            if multi {
+                ports.insert(key.clone());
+                let keys = run.key.keys(r, self.family).unwrap_or_default();
+                if let Some((k, _)) = want.as_mut().filter(|_| keys.contains(&key)) {
+                    // Any of its ports is this member's element.
+                    k.clone_from(&key);
+                }
+                want_ports.extend(keys);
+            }
             if want != Some((key.clone(), verdict)) {
                 rep.diffs.push(format!(
                     "{what}: element {} is rule \"-A {}{}\", which {}",
@@ -406,6 +422,17 @@ impl Cx<'_> {
             None => rep.notes.push(format!(
                 "{what}: no census in the catalog (written by an older nfkeeper, or removed): its member count is not checked"
             )),
+        }
+        if ports != want_ports {
+            rep.diffs.push(format!(
+                "{what}: port elements {} where its members' lists need {}",
+                ports.iter().map(|k| hex(k)).collect::<Vec<_>>().join(","),
+                want_ports
+                    .iter()
+                    .map(|k| hex(k))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ));
         }
         if ends != want_ends {
             rep.diffs.push(format!(
