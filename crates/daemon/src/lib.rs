@@ -147,6 +147,11 @@ pub struct Shared {
     /// had it at a generation: repeated saves of an unchanged table are a
     /// copy, not a walk over every rule (see `conn::Front::save`).
     pub save_texts: Mutex<SaveTexts>,
+    /// The namespace's cookie, naming the snapshots direct mode keeps
+    /// (`keeper::snapshot`), when snapshots are on: a table's save text
+    /// not kept yet is taken from its snapshot at the model's generation
+    /// before it is printed from the model.
+    pub snap_cookie: Option<u64>,
 }
 
 /// The kernel socket, held (see [`Shared::kernel_socket`]).
@@ -384,6 +389,11 @@ pub fn start(
 ) -> Result<(Arc<Shared>, std::os::unix::net::UnixListener), String> {
     let t0 = Instant::now();
     let Kernel { mut sock, events } = kernel;
+    let snap_cookie = cfg
+        .settings
+        .snapshots
+        .then(|| sock.netns_cookie())
+        .flatten();
     let coherence = coherence::Coherence::default();
     coherence.set_our_portid(sock.portid());
     let sh = Arc::new(Shared {
@@ -399,6 +409,7 @@ pub fn start(
         readers_waiting: AtomicUsize::new(0),
         kernel: Mutex::new(None),
         save_texts: Mutex::new(std::collections::HashMap::new()),
+        snap_cookie,
     });
     // Events first, then the read: a change after the read is then seen.
     if sh.coherence.watch_with(events) {

@@ -254,6 +254,63 @@ fn kept_read_texts_follow_foreign_changes() {
     }
 }
 
+/// A whole-table listing the daemon prints from its model is written as
+/// the snapshot of that generation (in the background): direct mode (and
+/// a restarted daemon) then read the daemon's file. What they read must
+/// be the table: every rule, in order, after the daemon's own writes.
+#[test]
+fn a_listing_the_daemon_prints_is_a_true_snapshot() {
+    let Some(ns) = Ns::new("daemonsnap") else {
+        return;
+    };
+    let d = Serve::start(&ns, &[]);
+    // Big enough for a snapshot (a few KiB), written through the daemon
+    // only: no direct-mode snapshot exists.
+    let mut input = String::from("*filter\n:FWD2 - [0:0]\n");
+    for i in 0..300 {
+        input.push_str(&format!(
+            "-A FWD2 -s 10.1.{}.{}/32 -m comment --comment \"rule {i}\" -j ACCEPT\n",
+            i / 256,
+            i % 256
+        ));
+    }
+    input.push_str("COMMIT\n");
+    let o = ns.run(
+        "daemon",
+        &d.sock,
+        &["iptables-restore", "--noflush"],
+        &input,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ns.run("daemon", &d.sock, &["iptables", "-D", "FWD2", "7"], "");
+    assert!(o.status.success());
+    let daemon = ns.run("daemon", &d.sock, &["iptables", "-S"], "");
+    let text = String::from_utf8_lossy(&daemon.stdout).into_owned();
+    assert_eq!(text.matches("-A FWD2 ").count(), 299, "{text}");
+    assert!(!text.contains("\"rule 6\""), "{text}");
+    // The daemon's snapshot is written off its reply's path.
+    std::thread::sleep(Duration::from_millis(500));
+    for args in [
+        &["iptables", "-S"][..],
+        &["iptables", "-S", "FWD2", "299"][..],
+    ] {
+        let direct = ns.run("direct", &d.sock, args, "");
+        let daemon = ns.run("daemon", &d.sock, args, "");
+        assert!(direct.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&direct.stdout),
+            String::from_utf8_lossy(&daemon.stdout),
+            "{args:?}: direct mode reading the daemon's snapshot"
+        );
+    }
+    let last = ns.run("direct", &d.sock, &["iptables", "-S", "FWD2", "299"], "");
+    assert!(
+        String::from_utf8_lossy(&last.stdout).contains("\"rule 299\""),
+        "{}",
+        String::from_utf8_lossy(&last.stdout)
+    );
+}
+
 #[test]
 fn foreign_changes_are_seen_kept_and_shown() {
     let Some(ns) = Ns::new("foreign") else { return };
