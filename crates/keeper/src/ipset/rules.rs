@@ -479,11 +479,16 @@ pub fn removing_tables(w: &Write) -> Vec<(Family, TableKind)> {
 mod tests {
     use super::*;
 
-    /// What a `--noflush` restore may remove: (input, the chains it
-    /// flushes, or `None` for its tables whole).
+    /// What a `--noflush` restore may remove: (input, the (table, chain)
+    /// pairs it flushes, or `None` for its tables whole).
+    type Case = (
+        &'static str,
+        Option<&'static [(&'static str, &'static str)]>,
+    );
+
     #[test]
     fn noflush_restores_remove_only_the_chains_they_declare() {
-        let cases: &[(&str, Option<&[(&str, &str)]>)] = &[
+        let cases: &[Case] = &[
             (
                 "*nat\n:KUBE-SVC-A - [0:0]\n:PREROUTING ACCEPT [0:0]\n\
                  -A KUBE-SERVICES -d 10.0.0.1/32 -j KUBE-SVC-A\n[1:2] -A KUBE-SVC-A -j ACCEPT\nCOMMIT\n",
