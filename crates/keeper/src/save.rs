@@ -506,14 +506,7 @@ fn write_piece(
     lines.sort_unstable_by_key(|l| l.0);
     // A multiport member is an element per port: one line, the sum of
     // their counters.
-    lines.dedup_by(|later, first| {
-        let same = later.0 == first.0;
-        if same {
-            first.2.packets += later.2.packets;
-            first.2.bytes += later.2.bytes;
-        }
-        same
-    });
+    crate::read::fold_members(&mut lines, |l| (l.0, &mut l.2));
     for (_, text, c, t) in lines {
         write_line(buf, counters.then_some(c), chain, &text, t.as_deref());
     }

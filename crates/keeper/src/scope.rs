@@ -290,20 +290,31 @@ pub fn flushed_chains(p: &Parsed) -> Vec<Option<String>> {
     }
 }
 
+/// The lines of restore input `input` inside a table section (`*TABLE`
+/// up to the next one), with their table, start trimmed; sections of
+/// tables other than `only` (when given) or unknown skipped. O(input).
+pub fn table_lines(
+    input: &str,
+    only: Option<TableKind>,
+) -> impl Iterator<Item = (TableKind, &str)> {
+    let mut cur: Option<TableKind> = None;
+    input.lines().filter_map(move |line| {
+        let line = line.trim_start();
+        if let Some(t) = line.strip_prefix('*') {
+            cur = TableKind::from_name(t.trim()).filter(|k| only.is_none_or(|o| o == *k));
+            return None;
+        }
+        cur.map(|k| (k, line))
+    })
+}
+
 /// What a `--noflush` restore flushes without reading the chain's rules,
 /// per table: each `-F [CHAIN]` line. (A `:CHAIN` line's chain is read
 /// with its rules, see [`restore_scopes`], so its runs are known.)
 pub fn restore_flushes(input: &str, only: Option<TableKind>) -> Vec<(TableKind, Option<String>)> {
     let mut out = Vec::new();
-    let mut cur: Option<TableKind> = None;
     let mut renamed = Renamed::default();
-    for line in input.lines() {
-        let line = line.trim_start();
-        if let Some(t) = line.strip_prefix('*') {
-            cur = TableKind::from_name(t.trim()).filter(|k| only.is_none_or(|o| o == *k));
-            continue;
-        }
-        let Some(kind) = cur else { continue };
+    for (kind, line) in table_lines(input, only) {
         let mut words = line.split_ascii_whitespace();
         if matches!(words.next(), Some("-F" | "--flush")) {
             // The run sets are found by the kernel's name; the planner's

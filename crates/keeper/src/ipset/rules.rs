@@ -207,14 +207,7 @@ fn removing_scopes(w: &Write) -> Vec<Removing> {
 /// a table of 150k rules. O(input).
 fn noflush_removing(family: Family, input: &str, only: Option<TableKind>) -> Option<Vec<Removing>> {
     let mut out: Vec<Removing> = Vec::new();
-    let mut cur: Option<TableKind> = None;
-    for line in input.lines() {
-        let line = line.trim_start();
-        if let Some(t) = line.strip_prefix('*') {
-            cur = TableKind::from_name(t.trim()).filter(|k| only.is_none_or(|o| o == *k));
-            continue;
-        }
-        let Some(kind) = cur else { continue };
+    for (kind, line) in crate::scope::table_lines(input, only) {
         if let Some(decl) = line.strip_prefix(':') {
             let name = decl.split_ascii_whitespace().next().unwrap_or("");
             if !kind.builtin_chains().contains(&name) {

@@ -46,6 +46,29 @@ fn unsupported(e: impl std::fmt::Display) -> Error {
 /// member's ports), an interval member's end marker.
 type MemberElems = (String, Vec<Vec<u8>>, Option<Vec<u8>>);
 
+/// The elements of one member with keys `keys` (one, or a multiport
+/// member's ports): each with the verdict `data` and userdata `ud`; the
+/// `i`th with a counter of `counter(i)` when that is `Some`.
+fn member_elems(
+    keys: &[Vec<u8>],
+    data: Option<nft::Data>,
+    ud: &[u8],
+    counter_of: impl Fn(usize) -> Option<Counters>,
+) -> Vec<SetElem> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let mut el = SetElem::key(k);
+            el.data = data.clone();
+            el.userdata = Some(ud.to_vec());
+            if let Some(c) = counter_of(i) {
+                el.exprs = vec![counter(c)];
+            }
+            el
+        })
+        .collect()
+}
+
 fn end_marker(key: &[u8]) -> SetElem {
     let mut e = SetElem::key(key);
     e.flags = Some(nft::setelem::F_INTERVAL_END);
@@ -186,19 +209,9 @@ impl Planner<'_> {
                 };
                 let data = self.verdict_data(kind, verdict);
                 let ud = self.rule_userdata(kind, id, &r);
-                let els: Vec<SetElem> = keys
-                    .iter()
-                    .enumerate()
-                    .map(|(i, k)| {
-                        let mut el = SetElem::key(k);
-                        el.data = data.clone();
-                        el.userdata = Some(ud.clone());
-                        if i == 0 && c != Counters::default() {
-                            el.exprs = vec![counter(c)];
-                        }
-                        el
-                    })
-                    .collect();
+                let els = member_elems(&keys, data, &ud, |i| {
+                    (i == 0 && c != Counters::default()).then_some(c)
+                });
                 // EXCL: a key already in the run makes the kernel refuse
                 // the batch (see `joined_run`).
                 self.p
@@ -829,17 +842,9 @@ impl Planner<'_> {
         // The text is unchanged: the catalog keeps any overflow as it is.
         let (text, comment) = rule_text(self.family, body);
         let ud = userdata::encode(id, &text, comment).bytes;
-        let els = keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let mut el = SetElem::key(k);
-                el.data = data.clone();
-                el.userdata = Some(ud.clone());
-                el.exprs = vec![counter(if i == 0 { c } else { Counters::default() })];
-                el
-            })
-            .collect();
+        let els = member_elems(&keys, data, &ud, |i| {
+            Some(if i == 0 { c } else { Counters::default() })
+        });
         self.p
             .batch
             .add(&SetElems::new(fam, &tname, &set, els), self.p.tag);

@@ -66,14 +66,7 @@ pub fn refresh_counters(
         if multi {
             counts.sort_by_key(|(id, _)| *id);
         }
-        counts.dedup_by(|later, first| {
-            let same = later.0 == first.0;
-            if same {
-                first.1.packets += later.1.packets;
-                first.1.bytes += later.1.bytes;
-            }
-            same
-        });
+        super::fold_members(&mut counts, |c| (c.0, &mut c.1));
         // Every rule read is one of chain `c`'s (dumped by chain), so its
         // position there is all the model needs: O(log n), no allocation.
         let t = st.model.table_mut(family, kind);

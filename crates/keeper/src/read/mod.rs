@@ -362,6 +362,24 @@ pub fn read_scoped_lazy(
     Ok(snap)
 }
 
+/// Fold adjacent entries of one logical rule (the elements of a multiport
+/// run member, sorted by id) into the first, summing their counters;
+/// `parts` gives an entry's rule id and counters. O(n); a no-op when ids
+/// are unique.
+pub(crate) fn fold_members<T>(v: &mut Vec<T>, parts: impl Fn(&mut T) -> (RuleId, &mut Counters)) {
+    v.dedup_by(|later, first| {
+        let (a, c) = parts(later);
+        let c = *c;
+        let (b, sum) = parts(first);
+        if a != b {
+            return false;
+        }
+        sum.packets += c.packets;
+        sum.bytes += c.bytes;
+        true
+    });
+}
+
 /// The chains of our table `tname` named in `wanted` (absent ones left
 /// out): a GET each, or for many one dump of the table's chains kept
 /// where named.

@@ -180,14 +180,7 @@ pub(super) fn read_run(
     // A multiport member is an element per port: one member, the sum of
     // their counters.
     if key == compile::runs::KeyKind::Dports {
-        members.dedup_by(|later, first| {
-            let same = later.0 == first.0;
-            if same {
-                first.2.packets += later.2.packets;
-                first.2.bytes += later.2.bytes;
-            }
-            same
-        });
+        super::fold_members(&mut members, |m| (m.0, &mut m.2));
     }
     let mut ids = Vec::with_capacity(members.len());
     for (id, rule, c, chunks, text, lazy) in members {
