@@ -35,7 +35,9 @@ pub(crate) trait Plan {
     /// Plan every write `i` with `open[i]` into `pending` (tagged with
     /// `i`, or finer tags the plan maps back in [`Plan::refused`]), on a
     /// model prepared for this attempt; the answer of each write planned
-    /// (an error leaves nothing of it in `pending` or the model).
+    /// (an error leaves nothing of it in `pending` or the model), `None`
+    /// for a write deferred to the batch after this one (never the first
+    /// open write: each round answers at least one).
     fn plan(
         &mut self,
         st: &mut State,
