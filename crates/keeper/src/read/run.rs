@@ -40,14 +40,11 @@ pub(super) fn stand_in(text: &str, t: &str, goto: bool) -> Option<Rule> {
     })
 }
 
-/// A run rule's key kind, whether it is a map, and its members' shape
-/// (retargeted to the kernel's verdict); `None`, noted as foreign, for a
-/// key kind this build does not know.
-fn head(
-    snap: &mut Snapshot,
-    kind: TableKind,
-    rr: &RunRule<'_>,
-) -> Option<(compile::runs::KeyKind, bool, Option<Rule>)> {
+/// The run of rule `rr`, its members not yet read (`partial`, none): key
+/// kind, map or set, and its members' shape (retargeted to the kernel's
+/// verdict); `None`, noted as foreign, for a key kind this build does not
+/// know.
+fn head(snap: &mut Snapshot, kind: TableKind, rr: &RunRule<'_>) -> Option<RunSnap> {
     let Some((key, map)) = userdata::run_key(rr.key) else {
         snap.foreign.push(format!(
             "rule handle {} in chain {} (run of an unknown key kind {})",
@@ -60,16 +57,7 @@ fn head(
     if let (Some(s), Some(t)) = (shape.as_mut(), rr.target) {
         retarget(s, t);
     }
-    Some((key, map, shape))
-}
-
-/// A run's rule without its members ([`super::read_scoped_without_members`]):
-/// the run is known (its set, shape and rule handle), none of its members.
-pub(super) fn run_unread(snap: &mut Snapshot, kind: TableKind, rr: RunRule<'_>) {
-    let Some((key, map, shape)) = head(snap, kind, &rr) else {
-        return;
-    };
-    snap.runs.push(RunSnap {
+    Some(RunSnap {
         chain: rr.chain.to_string(),
         set: rr.set.to_string(),
         key,
@@ -79,7 +67,15 @@ pub(super) fn run_unread(snap: &mut Snapshot, kind: TableKind, rr: RunRule<'_>) 
         shape,
         partial: true,
         census: None,
-    });
+    })
+}
+
+/// A run's rule without its members ([`super::read_scoped_without_members`]):
+/// the run is known (its set, shape and rule handle), none of its members.
+pub(super) fn run_unread(snap: &mut Snapshot, kind: TableKind, rr: RunRule<'_>) {
+    if let Some(run) = head(snap, kind, &rr) {
+        snap.runs.push(run);
+    }
 }
 
 /// A run's members from its set's elements (one element dump), in id
@@ -96,13 +92,14 @@ pub(super) fn read_run(
     let family = snap.table.family();
     let fam = layout::nft_family(family);
     let tname = layout::table_name(kind);
-    let Some((key, map, shape)) = head(snap, kind, &rr) else {
+    let Some(mut run) = head(snap, kind, &rr) else {
         return Ok(());
     };
+    let (key, map) = (run.key, run.map);
     // With a probe and a known shape, only the element with the probe's
     // key can hold a member equal to it (keys are unique in a run).
     // A numgen run is read whole: deleting a member rewrites all of it.
-    let probed = match (probe, shape.as_ref()) {
+    let probed = match (probe, run.shape.as_ref()) {
         (Some(p), Some(sh)) if key != compile::runs::KeyKind::Numgen => {
             Some(compile::runs::admits(key, map, sh, p, family))
         }
@@ -211,17 +208,9 @@ pub(super) fn read_run(
                 .push(format!("element of set {} ({e})", rr.set)),
         }
     }
-    snap.runs.push(RunSnap {
-        chain: rr.chain.to_string(),
-        set: rr.set.to_string(),
-        key,
-        map,
-        handle: rr.handle,
-        members: ids,
-        shape,
-        partial: probed.is_some(),
-        census: None,
-    });
+    run.members = ids;
+    run.partial = probed.is_some();
+    snap.runs.push(run);
     Ok(())
 }
 

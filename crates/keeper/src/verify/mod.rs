@@ -423,26 +423,19 @@ impl Cx<'_> {
                 "{what}: no census in the catalog (written by an older nfkeeper, or removed): its member count is not checked"
             )),
         }
+        let keys = |ks: &BTreeSet<Vec<u8>>| ks.iter().map(|k| hex(k)).collect::<Vec<_>>().join(",");
         if ports != want_ports {
             rep.diffs.push(format!(
                 "{what}: port elements {} where its members' lists need {}",
-                ports.iter().map(|k| hex(k)).collect::<Vec<_>>().join(","),
-                want_ports
-                    .iter()
-                    .map(|k| hex(k))
-                    .collect::<Vec<_>>()
-                    .join(",")
+                keys(&ports),
+                keys(&want_ports)
             ));
         }
         if ends != want_ends {
             rep.diffs.push(format!(
                 "{what}: interval end markers {} where its members need {}",
-                ends.iter().map(|k| hex(k)).collect::<Vec<_>>().join(","),
-                want_ends
-                    .iter()
-                    .map(|k| hex(k))
-                    .collect::<Vec<_>>()
-                    .join(",")
+                keys(&ends),
+                keys(&want_ends)
             ));
         }
     }
