@@ -383,15 +383,19 @@ pub fn restore_lazy_chains(input: &str, only: Option<TableKind>) -> Vec<(TableKi
 }
 
 /// The tables a restore's input names (`*table` lines), in order, once
-/// each; with `only` (`-T`), that one if named.
+/// each; with `only` (`-T`), that one if named. Looks only at the input's
+/// `*` characters (a byte search), not at every line: a restore of 10k
+/// chains spent 5% of its time splitting lines here.
 pub fn restore_tables(input: &str, only: Option<TableKind>) -> Vec<TableKind> {
     let mut out = Vec::new();
-    for line in input.lines() {
-        if let Some(k) = line
-            .trim_start()
-            .strip_prefix('*')
-            .and_then(|t| TableKind::from_name(t.trim()))
-        {
+    for (i, _) in input.match_indices('*') {
+        // A table line: nothing but blanks before the `*` on its line.
+        let start = input[..i].rfind('\n').map_or(0, |p| p + 1);
+        if !input[start..i].trim_start().is_empty() {
+            continue;
+        }
+        let name = input[i + 1..].split('\n').next().unwrap_or("");
+        if let Some(k) = TableKind::from_name(name.trim()) {
             if only.is_none_or(|o| o == k) && !out.contains(&k) {
                 out.push(k);
             }
@@ -490,6 +494,45 @@ fn append_scope<S: AsRef<str>>(words: &[S]) -> Option<Scope> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `restore_tables` against the plain reading of its contract: every
+    /// line whose first non-blank character is `*` names a table.
+    #[test]
+    fn restore_tables_finds_table_lines_only() {
+        let plain = |input: &str, only: Option<TableKind>| {
+            let mut out = Vec::new();
+            for line in input.lines() {
+                if let Some(k) = line
+                    .trim_start()
+                    .strip_prefix('*')
+                    .and_then(|t| TableKind::from_name(t.trim()))
+                {
+                    if only.is_none_or(|o| o == k) && !out.contains(&k) {
+                        out.push(k);
+                    }
+                }
+            }
+            out
+        };
+        let cases: &[&str] = &[
+            "",
+            "*filter\nCOMMIT\n",
+            "*nat\r\n:X - [0:0]\r\nCOMMIT\r\n*filter\r\nCOMMIT\r\n",
+            "  \t*mangle\nCOMMIT\n*mangle\nCOMMIT\n",
+            "-A X -m comment --comment \"*filter\" -j ACCEPT\n*raw",
+            "*\n**filter\n* filter \n*nosuch\n*security",
+            "#*nat\n x*filter\n",
+        ];
+        for input in cases {
+            for only in [None, Some(TableKind::Filter), Some(TableKind::Nat)] {
+                assert_eq!(
+                    restore_tables(input, only),
+                    plain(input, only),
+                    "{input:?} only {only:?}"
+                );
+            }
+        }
+    }
 
     fn part(names: &[&str], rules_of: &[&str], targets: &[&str]) -> Scope {
         let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect();

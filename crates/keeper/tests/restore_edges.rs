@@ -109,3 +109,33 @@ fn own_interval_runs_raise_no_warning() {
     );
     assert_eq!(s.warnings, Vec::<String>::new());
 }
+
+#[test]
+fn only_what_frees_something_leaves_the_kernel_a_deferred_destruction() {
+    // A command whose batch leaves the kernel objects to free after a grace
+    // period makes its exit wait for one (or start a closer): creating
+    // tables and chains into a namespace without them must not; replacing
+    // or deleting anything must. Each step in a session of its own, as the
+    // CLI runs it.
+    let k = Kernel::new();
+    let fresh = "*filter\n:X - [0:0]\n:Y - [0:0]\n-A X -j ACCEPT\nCOMMIT\n";
+    let steps: &[(&str, bool, bool)] = &[
+        // (input, noflush, defers)
+        (fresh, false, false),
+        ("*nat\n:N - [0:0]\nCOMMIT\n", true, false),
+        ("*filter\n-A Y -s 10.0.0.1 -j DROP\nCOMMIT\n", true, false),
+        // The whole filter table replaced: the old one is freed.
+        (fresh, false, true),
+        ("*filter\n-D X -j ACCEPT\nCOMMIT\n", true, true),
+        ("*filter\n-X Y\nCOMMIT\n", true, true),
+    ];
+    for (input, noflush, defers) in steps {
+        let mut s = session(&k);
+        restore(&mut s, input, *noflush).unwrap_or_else(|e| panic!("{input}: {e:?}"));
+        assert_eq!(
+            s.defers_destruction(),
+            *defers,
+            "{input} (noflush {noflush})"
+        );
+    }
+}

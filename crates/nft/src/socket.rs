@@ -210,6 +210,13 @@ impl Socket {
         }
     }
 
+    /// Whether a batch committed on this socket left objects to the
+    /// kernel's deferred destruction (see [`Batch::defers_destruction`]):
+    /// what makes the socket's last close wait a grace period.
+    pub fn defers_destruction(&self) -> bool {
+        self.frees
+    }
+
     /// For a program about to end: the socket's last close is handed to
     /// the closer of this namespace ([`crate::linger`]) so that the
     /// program's exit never waits for the kernel's deferred destruction.

@@ -335,6 +335,11 @@ pub fn run_file(
                 lineno + 1,
                 rest
             );
+            // What the step's last `ipset` answered, always: a miss in CI
+            // must explain itself without a rerun.
+            if let Some(o) = &sh.last_ipset {
+                m.push_str(&format!("\n    {}", digest(o)));
+            }
             if behind >= LATE_MS {
                 t.late += 1;
                 m.push_str(&format!(
@@ -354,6 +359,26 @@ pub fn run_file(
             t.misses.push(m);
         }
     }
+}
+
+/// A short account of an `ipset` answer: exit code, stderr, and its
+/// stdout's line count with the lines that name members (`add …`) counted
+/// and the first few shown.
+fn digest(o: &ipset::exec::Output) -> String {
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    let adds = lines.iter().filter(|l| l.contains("add")).count();
+    let mut d = format!(
+        "last ipset: exit {}, {} stdout line(s), {adds} with `add`",
+        o.code,
+        lines.len()
+    );
+    if !o.stderr.trim().is_empty() {
+        d.push_str(&format!(", stderr {:?}", o.stderr.trim_end()));
+    }
+    for l in lines.iter().take(4) {
+        d.push_str(&format!("\n      | {l}"));
+    }
+    d
 }
 
 /// Results of a whole run: per set type, and skips by reason.

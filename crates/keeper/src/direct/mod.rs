@@ -188,6 +188,13 @@ impl Session {
 }
 
 impl Session {
+    /// Whether what this session committed left the kernel objects to
+    /// free after a grace period, which its exit would wait for (then the
+    /// socket goes to the namespace's closer, see `nft::linger`).
+    pub fn defers_destruction(&self) -> bool {
+        self.sock.defers_destruction()
+    }
+
     /// iptables-save text without comment lines (for comparisons).
     pub fn save_text(&mut self, counters: bool, only: Option<TableKind>) -> Result<String, Error> {
         let mut out = Vec::new();

@@ -404,8 +404,10 @@ impl Session {
             let Some(mut w) = self.slot(kind).and_then(|s| s.writer(st.genid)) else {
                 continue;
             };
+            // The text is already in the snapshot's normal form (no
+            // comments, no counters): written whole, not line by line.
             let text = kernel_order_save(st.model.table(self.family, kind));
-            w.feed(text.as_bytes());
+            w.raw(&text);
             w.finish(true, &[]);
         }
     }

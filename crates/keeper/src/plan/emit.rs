@@ -45,10 +45,16 @@ impl Planner<'_> {
     /// NEWTABLE, the base chains and the catalog set of table `kind`. With
     /// `model`, the base chains take its policies and policy counters (a
     /// table written whole); else ACCEPT.
+    ///
+    /// Exclusive creations: the view read at the batch's generation says
+    /// the table is absent (or this batch deleted it), and the batch fails
+    /// whole if the kernel moved on. A create that may update an existing
+    /// object would leave the kernel a deferred destruction, and the
+    /// command's exit a closer to start (`nft::linger`).
     pub(crate) fn add_table(&mut self, kind: TableKind, model: Option<&Table<Rule>>) {
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let tag = self.p.tag;
-        self.p.batch.add(&nft::Table::new(fam, &tname), tag);
+        self.p.batch.create(&nft::Table::new(fam, &tname), tag);
         for bc in layout::base_chains(kind) {
             let (policy, counters) = model
                 .and_then(|t| t.chain(bc.name))
@@ -67,7 +73,7 @@ impl Planner<'_> {
             // policy the kernel counts (nft_base_chain stats), which
             // iptables shows as `:INPUT ACCEPT [p:b]`.
             c.counters = Some((counters.bytes, counters.packets));
-            self.p.batch.add(&c, tag);
+            self.p.batch.create(&c, tag);
         }
         let mut set = nft::Set::new(fam, &tname, catalog::SET);
         set.key_type = Some(catalog::KEY_TYPE);

@@ -90,15 +90,7 @@ impl Planner<'_> {
             }
             Command::NewChain(c) => {
                 execute_owned(t, p, out)?;
-                new_chain = Some(c);
-            }
-            Command::Rename(old, new) => {
-                execute_owned(t, p, out)?;
-                if let Some(tags) = self.p.fresh_tags.get_mut(&(self.family, kind)) {
-                    if let Some(line) = tags.chains.remove(&old) {
-                        tags.chains.insert(new, line);
-                    }
-                }
+                new_chain = t.chain(&c).map(|v| v.id);
             }
             _ => execute_owned(t, p, out)?,
         }
@@ -157,7 +149,7 @@ impl Planner<'_> {
         // emit (a restore of N empty chains looks no chain up by name).
         let chains = t.chains();
         for c in chains.iter().filter(|c| c.policy.is_none()) {
-            self.p.tag = tags.chains.get(c.name).copied().unwrap_or(first_line);
+            self.p.tag = tags.chains.get(&c.id).copied().unwrap_or(first_line);
             let ch = Chain::new(fam, &tname, c.name);
             // Not echoed: see `Planner::new_chain`.
             let tag = self.p.tag;

@@ -27,7 +27,9 @@ pub enum Created {
 #[derive(Debug, Default)]
 pub(crate) struct FreshTags {
     pub(crate) rules: FxMap<RuleId, Tag>,
-    pub(crate) chains: FxMap<String, Tag>,
+    /// By chain id: ids survive renames and are never reused in a table,
+    /// and a restore of N chains allocates no name per chain here.
+    pub(crate) chains: FxMap<ruleset::ChainId, Tag>,
 }
 
 /// The batch under construction and its per-batch state.

@@ -13,7 +13,7 @@
 //! last line. A table whose declarations or chains are not each one
 //! contiguous block gets no index (readers then load the whole text).
 
-use std::collections::HashMap;
+use ruleset::hash::{FxMap, FxSet};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
@@ -24,13 +24,13 @@ pub struct Indexer {
     offset: u64,
     decls: Option<(u64, u64)>,
     chains: Vec<(String, u64, u64)>,
-    seen: HashMap<String, usize>,
+    seen: FxMap<String, usize>,
     foreign: Option<(u64, u64)>,
     /// Rule lines that name each chain as their `-j`/`-g` target.
     refs: Vec<(String, u64, u64)>,
     /// The user-defined chains declared so far (`:NAME - [0:0]`): the only
     /// possible jump targets (declarations come before the rules).
-    user: std::collections::HashSet<String>,
+    user: FxSet<String>,
     /// Some section was not contiguous: no index.
     broken: bool,
 }

@@ -28,7 +28,8 @@ use std::io::{self, BufRead, BufWriter, Read, Seek, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// Snapshot files kept in the directory at most.
+/// Snapshot files kept after pruning (at most twice as many between
+/// prunings, see [`prune`]).
 const KEEP: usize = 64;
 
 /// A table whose snapshot would be smaller than this (bytes of save text,
@@ -291,8 +292,9 @@ impl SnapWriter {
         }
     }
 
-    /// Write literal text (the `*table` and `COMMIT` lines a `-S` listing
-    /// lacks).
+    /// Write literal text: whole lines already in the snapshot's normal
+    /// form (the `*table` and `COMMIT` lines a `-S` listing lacks, or a
+    /// whole table printed from the model).
     pub fn raw(&mut self, s: &str) {
         self.write_out(s.as_bytes());
     }
@@ -310,28 +312,38 @@ impl SnapWriter {
             return;
         };
         let ok = keep && !self.failed && self.line.is_empty() && w.flush().is_ok();
+        // Replacing the slot's file adds none: only a new file can take
+        // the directory past `KEEP` (pruning reads every file's metadata).
+        let replaces = self.slot.path.exists();
         if ok && std::fs::rename(&self.tmp, &self.slot.path).is_ok() {
-            prune(&self.slot.dir);
+            if !replaces {
+                prune(&self.slot.dir);
+            }
         } else {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }
 }
 
-/// Keep at most [`KEEP`] snapshots, the newest.
+/// Once the directory holds more than twice [`KEEP`] files, keep the
+/// [`KEEP`] newest. Counting is one directory read; the files' times are
+/// read only when pruning, once per [`KEEP`] new files (a namespace per
+/// command, as in containers or the bench, adds a file each time).
 fn prune(dir: &Path) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
-        .filter_map(Result::ok)
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    if files.len() <= KEEP {
+    let entries: Vec<std::fs::DirEntry> = rd.filter_map(Result::ok).collect();
+    if entries.len() <= 2 * KEEP {
         return;
     }
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .iter()
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
     files.sort();
-    for (_, p) in &files[..files.len() - KEEP] {
+    let drop = files.len().saturating_sub(KEEP);
+    for (_, p) in &files[..drop] {
         let _ = std::fs::remove_file(p);
     }
 }
