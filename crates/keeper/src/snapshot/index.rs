@@ -28,9 +28,11 @@ pub struct Indexer {
     foreign: Option<(u64, u64)>,
     /// Rule lines that name each chain as their `-j`/`-g` target.
     refs: Vec<(String, u64, u64)>,
-    /// The user-defined chains declared so far (`:NAME - [0:0]`): the only
-    /// possible jump targets (declarations come before the rules).
-    user: FxSet<String>,
+    /// Hashes of the user-defined chains declared so far (`:NAME - [0:0]`):
+    /// the only possible jump targets (declarations come before the rules).
+    /// A hash, not the name: no allocation per chain; a collision only adds
+    /// a `ref` line, which readers parse as the rule it is.
+    user: FxSet<u64>,
     /// Some section was not contiguous: no index.
     broken: bool,
 }
@@ -53,7 +55,7 @@ impl Indexer {
             if let Some(decl) = line.strip_prefix(b":") {
                 let mut w = decl.split(|&c| c == b' ');
                 if let (Some(name), Some(b"-")) = (w.next(), w.next()) {
-                    self.user.insert(String::from_utf8_lossy(name).into_owned());
+                    self.user.insert(name_hash(name));
                 }
                 match &mut self.decls {
                     Some((_, e)) if *e == start => *e = end,
@@ -68,7 +70,7 @@ impl Indexer {
                 let name = String::from_utf8_lossy(name);
                 let text = String::from_utf8_lossy(rest);
                 for t in targets(&text) {
-                    if self.user.contains(t) {
+                    if self.user.contains(&name_hash(t.as_bytes())) {
                         self.refs.push((t.to_string(), start, end));
                     }
                 }
@@ -110,6 +112,11 @@ impl Indexer {
         s.push_str(&format!("# index-at {at}\n"));
         s
     }
+}
+
+fn name_hash(name: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    ruleset::hash::FxBuild::default().hash_one(name)
 }
 
 /// The chains a rule line (after `-A `) names as its `-j`/`-g` target
