@@ -3,6 +3,95 @@
 
 use super::*;
 
+/// A run member rebuilt from its element: id, rule, counters, overflow
+/// chunks, its text when the snapshot's text index keeps it, and its
+/// unparsed text (a stand-in's).
+type Member = (RuleId, Rule, Counters, u32, Option<String>, Option<String>);
+
+/// What a run's elements gave so far (forgotten when the dump is read
+/// again).
+#[derive(Default)]
+struct Gathered {
+    members: Vec<Member>,
+    /// Elements that are not ours, for `Snapshot::foreign`.
+    foreign: Vec<String>,
+    /// What `Snapshot::run_elems` keeps of each element, when it keeps.
+    seen: Vec<SeenElem>,
+}
+
+impl Gathered {
+    /// Element `e` of run `rr` (of table `kind`) as a member.
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        e: &nft::SetElem,
+        snap: &mut Snapshot,
+        kind: TableKind,
+        rr: &RunRule<'_>,
+        partial: bool,
+        keep_seen: bool,
+        texts: &mut Texts,
+    ) {
+        if keep_seen {
+            self.seen.push(SeenElem::of(e));
+        }
+        // An interval run's end markers belong to the member before them.
+        if e.flags
+            .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0)
+        {
+            return;
+        }
+        let family = snap.table.family();
+        let verdict = match &e.data {
+            Some(nft::Data::Verdict(Verdict::Jump(t))) => Some((t.as_str(), false)),
+            Some(nft::Data::Verdict(Verdict::Goto(t))) => Some((t.as_str(), true)),
+            _ => None,
+        };
+        let mut lazy = false;
+        let rebuilt = match (rr.lazy && partial, verdict) {
+            (true, Some((t, goto))) => match rule_text(e.userdata.as_deref(), texts) {
+                Some((id, mut text, chunks)) => {
+                    let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();
+                    text.drain(..blanks);
+                    match stand_in(&text, t, goto) {
+                        Some(r) => {
+                            lazy = true;
+                            Some((id, r, chunks, text))
+                        }
+                        None => {
+                            parse_body(family, kind, rr.chain, &text).map(|r| (id, r, chunks, text))
+                        }
+                    }
+                }
+                None => None,
+            },
+            _ => rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts),
+        };
+        let Some((id, mut rule, chunks, text)) = rebuilt else {
+            self.foreign
+                .push(format!("element of set {} (no nfkeeper userdata)", rr.set));
+            return;
+        };
+        let lazy = lazy.then(|| text.clone());
+        let mut c = Counters::default();
+        for x in &e.exprs {
+            if let Expr::Counter { bytes, packets } = x {
+                c = Counters {
+                    packets: *packets,
+                    bytes: *bytes,
+                };
+            }
+        }
+        let t = match &e.data {
+            Some(nft::Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t))) => Some(t.as_str()),
+            _ => rr.target,
+        };
+        let text = (partial && text_holds(&rule, t)).then_some(text);
+        follow_target(&mut snap.table, &mut rule, t, partial);
+        self.members.push((id, rule, c, chunks, text, lazy));
+    }
+}
+
 /// A run rule as dumped.
 pub(super) struct RunRule<'a> {
     pub(super) chain: &'a str,
@@ -105,73 +194,43 @@ pub(super) fn read_run(
         }
         _ => None,
     };
-    let elems = match &probed {
-        None => sock.set_elems(fam, &tname, rr.set)?,
-        Some(None) => Vec::new(),
+    // Members are built as the elements arrive: while the kernel walks
+    // the set for the next reply (`Socket::set_elems_with`).
+    let mut got = Gathered::default();
+    let keep_seen = snap.run_elems.is_some();
+    match &probed {
+        None => {
+            let got = std::cell::RefCell::new(&mut got);
+            sock.set_elems_with(
+                fam,
+                &tname,
+                rr.set,
+                |es| {
+                    let mut g = got.borrow_mut();
+                    for e in &es {
+                        g.add(e, snap, kind, &rr, partial, keep_seen, texts);
+                    }
+                    Ok(())
+                },
+                || **got.borrow_mut() = Gathered::default(),
+            )?;
+        }
+        Some(None) => {}
         Some(Some((k, _))) => {
             let one = nft::SetElems::new(fam, &tname, rr.set, vec![nft::SetElem::key(k)]);
-            sock.get(&one)?.map(|l| l.elems).unwrap_or_default()
-        }
-    };
-    type Member = (RuleId, Rule, Counters, u32, Option<String>, Option<String>);
-    let mut members: Vec<Member> = Vec::with_capacity(elems.len());
-    for e in &elems {
-        // An interval run's end markers belong to the member before them.
-        if e.flags
-            .is_some_and(|f| f & nft::setelem::F_INTERVAL_END != 0)
-        {
-            continue;
-        }
-        let verdict = match &e.data {
-            Some(nft::Data::Verdict(Verdict::Jump(t))) => Some((t.as_str(), false)),
-            Some(nft::Data::Verdict(Verdict::Goto(t))) => Some((t.as_str(), true)),
-            _ => None,
-        };
-        let mut lazy = false;
-        let rebuilt = match (rr.lazy && partial, verdict) {
-            (true, Some((t, goto))) => match rule_text(e.userdata.as_deref(), texts) {
-                Some((id, mut text, chunks)) => {
-                    let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();
-                    text.drain(..blanks);
-                    match stand_in(&text, t, goto) {
-                        Some(r) => {
-                            lazy = true;
-                            Some((id, r, chunks, text))
-                        }
-                        None => {
-                            parse_body(family, kind, rr.chain, &text).map(|r| (id, r, chunks, text))
-                        }
-                    }
-                }
-                None => None,
-            },
-            _ => rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts),
-        };
-        let Some((id, mut rule, chunks, text)) = rebuilt else {
-            snap.foreign
-                .push(format!("element of set {} (no nfkeeper userdata)", rr.set));
-            continue;
-        };
-        let lazy = lazy.then(|| text.clone());
-        let mut c = Counters::default();
-        for x in &e.exprs {
-            if let Expr::Counter { bytes, packets } = x {
-                c = Counters {
-                    packets: *packets,
-                    bytes: *bytes,
-                };
+            for e in sock.get(&one)?.map(|l| l.elems).unwrap_or_default() {
+                got.add(&e, snap, kind, &rr, partial, keep_seen, texts);
             }
         }
-        let t = match &e.data {
-            Some(nft::Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t))) => Some(t.as_str()),
-            _ => rr.target,
-        };
-        let text = (partial && text_holds(&rule, t)).then_some(text);
-        follow_target(&mut snap.table, &mut rule, t, partial);
-        members.push((id, rule, c, chunks, text, lazy));
     }
+    let Gathered {
+        mut members,
+        foreign,
+        seen,
+    } = got;
+    snap.foreign.extend(foreign);
     if let Some(kept) = snap.run_elems.as_mut() {
-        kept.insert(rr.set.to_string(), elems.iter().map(SeenElem::of).collect());
+        kept.insert(rr.set.to_string(), seen);
     }
     members.sort_unstable_by_key(|m| m.0);
     // A multiport member is an element per port: one member, the sum of
