@@ -25,7 +25,7 @@ use iptables::ext::{Match, TargetExt};
 use iptables::{Error, Rule, Target};
 use nft::{SetElems, Socket};
 use ruleset::{Family, TableKind};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Options whose argument names an ipset (`-m set`, `-j SET`).
 const NAME_OPTS: [&str; 4] = ["--match-set", "--add-set", "--del-set", "--map-set"];
@@ -75,9 +75,14 @@ pub fn text_names(input: &str) -> BTreeSet<String> {
 /// (rules a restore may write again); for each, the tables a new rule of
 /// it goes to (`None`: not known, e.g. a restore's).
 fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKind)>)> {
+    // In order, once each: a set of what is in `out` (a full sync names
+    // 20k chains; a linear search per name was quadratic).
     let mut out: Vec<(String, Option<(Family, TableKind)>)> = Vec::new();
+    let mut have: HashMap<Option<(Family, TableKind)>, HashSet<String>> = HashMap::new();
     let mut put = |n: &str, at: Option<(Family, TableKind)>| {
-        if !out.iter().any(|(x, a)| x == n && *a == at) {
+        let names = have.entry(at).or_default();
+        if !names.contains(n) {
+            names.insert(n.to_string());
             out.push((n.to_string(), at));
         }
     };
@@ -105,9 +110,10 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
     // are they scanned, O(rules of the chains or tables it may remove
     // from) — a delete in one chain of a big table scans that chain.
     let mut scan: Vec<Removing> = Vec::new();
+    let mut seen: HashSet<Removing> = HashSet::new();
     for w in writes {
         for t in removing_scopes(w) {
-            if !scan.contains(&t) {
+            if seen.insert(t.clone()) {
                 scan.push(t);
             }
         }
@@ -148,7 +154,7 @@ fn needed(st: &State, writes: &[&Write]) -> Vec<(String, Option<(Family, TableKi
 
 /// Rules a write may remove: a whole table (`chain: None`), a chain's
 /// rules, or the rule at 1-based `pos` of a chain.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Removing {
     family: Family,
     kind: TableKind,
@@ -207,19 +213,17 @@ fn removing_scopes(w: &Write) -> Vec<Removing> {
 /// a table of 150k rules. O(input).
 fn noflush_removing(family: Family, input: &str, only: Option<TableKind>) -> Option<Vec<Removing>> {
     let mut out: Vec<Removing> = Vec::new();
+    let mut seen: HashSet<(TableKind, &str)> = HashSet::new();
     for (kind, line) in crate::scope::table_lines(input, only) {
         if let Some(decl) = line.strip_prefix(':') {
             let name = decl.split_ascii_whitespace().next().unwrap_or("");
-            if !kind.builtin_chains().contains(&name) {
-                let r = Removing {
+            if !kind.builtin_chains().contains(&name) && seen.insert((kind, name)) {
+                out.push(Removing {
                     family,
                     kind,
                     chain: Some(name.to_string()),
                     pos: None,
-                };
-                if !out.contains(&r) {
-                    out.push(r);
-                }
+                });
             }
             continue;
         }
