@@ -238,6 +238,8 @@ pub(super) fn read_run(
     if key == compile::runs::KeyKind::Dports {
         super::fold_members(&mut members, |m| (m.0, &mut m.2));
     }
+    // The table's rule slab and indexes grow once for the run.
+    snap.table.reserve(members.len());
     let mut ids = Vec::with_capacity(members.len());
     for (id, rule, c, chunks, text, lazy) in members {
         match snap.table.append_with_id(rr.chain, id, rule, c) {
