@@ -162,16 +162,7 @@ fn plain_append<'a>(
     words: &mut Vec<&'a str>,
     targets: &mut Vec<usize>,
 ) -> bool {
-    if line.starts_with('[') || line.contains('\\') {
-        return false;
-    }
-    words.clear();
-    words.extend(line.split_ascii_whitespace());
-    if words.iter().take(2).any(|w| w.contains('"')) {
-        return false;
-    }
-    targets.clear();
-    if append_parts(words, targets).is_none() || targets.iter().any(|&i| words[i].contains('"')) {
+    if line.starts_with('[') || !plain_parts(line, words, targets) {
         return false;
     }
     acc.name(renamed.kernel(kind, words[1]));
@@ -179,6 +170,24 @@ fn plain_append<'a>(
         acc.target_ref(renamed.kernel(kind, words[i]));
     }
     true
+}
+
+/// An append line read by splitting at blanks, when no escape can join
+/// words and neither the chain nor a target is a quoted word (quotes then
+/// only split a quoted word, which can add a target — a superset — but
+/// not hide a jump): `words` and the indices of the targets' words in
+/// `targets` (see [`append_parts`]). `false`: read it otherwise.
+fn plain_parts<'a>(body: &'a str, words: &mut Vec<&'a str>, targets: &mut Vec<usize>) -> bool {
+    if body.contains('\\') {
+        return false;
+    }
+    words.clear();
+    words.extend(body.split_ascii_whitespace());
+    if words.iter().take(2).any(|w| w.contains('"')) {
+        return false;
+    }
+    targets.clear();
+    append_parts(words, targets).is_some() && !targets.iter().any(|&i| words[i].contains('"'))
 }
 
 /// The chains a restore renamed so far, by table: the whole restore is
@@ -460,20 +469,13 @@ fn line_scope(line: &str, family: Family, kind: TableKind, prog: &str) -> Scope 
         Some(rest) => rest.split_once(']').map_or("", |(_, b)| b),
         None => line,
     };
-    // Split at blanks when no escape can join words: quotes then only
-    // split a quoted word, which can add a target (a superset) or a word
-    // that sends the line to the exact path below, but not hide a jump.
-    // The chain and the targets must not be quoted words.
-    if !body.contains('\\') {
-        let split: Vec<&str> = body.split_ascii_whitespace().collect();
-        if split.iter().take(2).all(|w| !w.contains('"')) {
-            if let Some(s) = append_scope(&split) {
-                let quoted = matches!(&s, Scope::Part { targets, .. } if targets.iter().any(|t| t.contains('"')));
-                if !quoted {
-                    return s;
-                }
-            }
-        }
+    let (mut split, mut targets) = (Vec::new(), Vec::new());
+    if plain_parts(body, &mut split, &mut targets) {
+        return Scope::Part {
+            names: vec![split[1].to_string()],
+            rules_of: Vec::new(),
+            targets: targets.iter().map(|&i| split[i].to_string()).collect(),
+        };
     }
     let Ok(words) = words(body) else {
         return Scope::Table;

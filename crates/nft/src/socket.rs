@@ -645,8 +645,6 @@ impl Socket {
 pub const DUMP_TRIES: u32 = 8;
 const DUMP_PAUSE: std::time::Duration = std::time::Duration::from_millis(2);
 
-/// Whether an element (key, and whether it ends an interval: an interval
-/// set may hold an end and a start on one key) occurs twice.
 /// One received datagram of dump `seq`: whether it ends the dump
 /// (`NLMSG_DONE`) and whether it holds replies; the interrupted flag is
 /// gathered into `intr`. A kernel error is returned as such.
@@ -685,8 +683,9 @@ fn dump_end(failed: Option<Error>, intr: bool) -> Result<(), Error> {
     }
 }
 
-/// What makes two elements of a dump the same element: key and whether
-/// it is an interval's end marker.
+/// What makes two elements of a dump the same element: the key, and
+/// whether it ends an interval (an interval set may hold an end and a
+/// start on one key).
 fn elem_hash(e: &SetElem) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
     BuildHasherDefault::<DefaultHasher>::default().hash_one((

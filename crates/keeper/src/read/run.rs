@@ -8,31 +8,33 @@ use super::*;
 /// unparsed text (a stand-in's).
 type Member = (RuleId, Rule, Counters, u32, Option<String>, Option<String>);
 
-/// What a run's elements gave so far (forgotten when the dump is read
-/// again).
-#[derive(Default)]
-struct Gathered {
+/// What the elements of run `rr` (of table `kind`) gave so far.
+struct Gathered<'r, 'a> {
+    kind: TableKind,
+    rr: &'r RunRule<'a>,
+    /// A partial read (see [`read_run`]).
+    partial: bool,
+    /// Whether `Snapshot::run_elems` keeps the elements.
+    keep_seen: bool,
     members: Vec<Member>,
     /// Elements that are not ours, for `Snapshot::foreign`.
     foreign: Vec<String>,
-    /// What `Snapshot::run_elems` keeps of each element, when it keeps.
+    /// What `Snapshot::run_elems` keeps of each element.
     seen: Vec<SeenElem>,
 }
 
-impl Gathered {
-    /// Element `e` of run `rr` (of table `kind`) as a member.
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        e: &nft::SetElem,
-        snap: &mut Snapshot,
-        kind: TableKind,
-        rr: &RunRule<'_>,
-        partial: bool,
-        keep_seen: bool,
-        texts: &mut Texts,
-    ) {
-        if keep_seen {
+impl Gathered<'_, '_> {
+    /// Forget what was gathered (the dump is read again).
+    fn clear(&mut self) {
+        self.members.clear();
+        self.foreign.clear();
+        self.seen.clear();
+    }
+
+    /// Element `e` as a member.
+    fn add(&mut self, e: &nft::SetElem, snap: &mut Snapshot, texts: &mut Texts) {
+        let (kind, rr, partial) = (self.kind, self.rr, self.partial);
+        if self.keep_seen {
             self.seen.push(SeenElem::of(e));
         }
         // An interval run's end markers belong to the member before them.
@@ -196,8 +198,15 @@ pub(super) fn read_run(
     };
     // Members are built as the elements arrive: while the kernel walks
     // the set for the next reply (`Socket::set_elems_with`).
-    let mut got = Gathered::default();
-    let keep_seen = snap.run_elems.is_some();
+    let mut got = Gathered {
+        kind,
+        rr: &rr,
+        partial,
+        keep_seen: snap.run_elems.is_some(),
+        members: Vec::new(),
+        foreign: Vec::new(),
+        seen: Vec::new(),
+    };
     match &probed {
         None => {
             let got = std::cell::RefCell::new(&mut got);
@@ -208,18 +217,18 @@ pub(super) fn read_run(
                 |es| {
                     let mut g = got.borrow_mut();
                     for e in &es {
-                        g.add(e, snap, kind, &rr, partial, keep_seen, texts);
+                        g.add(e, snap, texts);
                     }
                     Ok(())
                 },
-                || **got.borrow_mut() = Gathered::default(),
+                || got.borrow_mut().clear(),
             )?;
         }
         Some(None) => {}
         Some(Some((k, _))) => {
             let one = nft::SetElems::new(fam, &tname, rr.set, vec![nft::SetElem::key(k)]);
             for e in sock.get(&one)?.map(|l| l.elems).unwrap_or_default() {
-                got.add(&e, snap, kind, &rr, partial, keep_seen, texts);
+                got.add(&e, snap, texts);
             }
         }
     }
@@ -227,6 +236,7 @@ pub(super) fn read_run(
         mut members,
         foreign,
         seen,
+        ..
     } = got;
     snap.foreign.extend(foreign);
     if let Some(kept) = snap.run_elems.as_mut() {
