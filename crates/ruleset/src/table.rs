@@ -239,21 +239,18 @@ impl<R: RuleBody> Table<R> {
     /// Built-ins in `builtin_chains()` order, then user chains sorted by name
     /// (byte order). O(C log C).
     pub fn chains(&self) -> Vec<ChainView<'_>> {
-        // One vector (a view is ~56 bytes; 10k chains touched two such
-        // vectors' pages): built-ins in a first pass, user chains after.
-        let ids = |builtin: bool| {
-            self.chains
-                .iter()
-                .enumerate()
-                .filter(move |(_, c)| c.as_ref().is_some_and(|c| c.builtin.is_some() == builtin))
-                .map(|(i, _)| self.chain_view(i as u32))
-        };
-        let mut out = Vec::with_capacity(self.chains.len());
-        out.extend(ids(true));
-        let k = out.len();
-        out.extend(ids(false));
-        out[k..].sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-        out
+        let mut builtin = Vec::new();
+        let mut user = Vec::new();
+        for (i, c) in self.chains.iter().enumerate() {
+            match c {
+                Some(c) if c.builtin.is_some() => builtin.push(self.chain_view(i as u32)),
+                Some(_) => user.push(self.chain_view(i as u32)),
+                None => {}
+            }
+        }
+        user.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        builtin.extend(user);
+        builtin
     }
 
     pub fn is_builtin(&self, name: &str) -> bool {
@@ -712,13 +709,6 @@ impl<R: RuleBody> Table<R> {
         self.rules.reserve(additional);
         self.ids.reserve(additional);
         self.spec.reserve(additional);
-    }
-
-    /// Make room for `additional` more chains (a restore calls this once
-    /// with the count of its chain lines). O(current chains) at most.
-    pub fn reserve_chains(&mut self, additional: usize) {
-        self.chains.reserve(additional);
-        self.names.reserve(additional);
     }
 
     /// Give back spare capacity of the rule slab and indexes (after a

@@ -213,8 +213,6 @@ pub fn restore_open(
     // Upper bound of the rules to come, so fresh tables grow once: counting
     // newlines is a vectorised pass, far cheaper than repeated rehashing.
     let lines = input.as_bytes().iter().filter(|&&b| b == b'\n').count() + 1;
-    // Likewise the chains: lines that start with ':' (a substring search).
-    let chains = input.matches("\n:").count() + usize::from(input.starts_with(':'));
     let mut r = Restorer {
         rs,
         ap,
@@ -222,7 +220,6 @@ pub fn restore_open(
         work: Vec::new(),
         stats: RestoreStats::default(),
         reserve: lines,
-        reserve_chains: chains,
     };
     let res = r.run(input);
     match res {
@@ -249,8 +246,6 @@ struct Restorer<'r> {
     stats: RestoreStats,
     /// Rules to reserve room for in the next fresh table.
     reserve: usize,
-    /// Chains to reserve room for in the next fresh table.
-    reserve_chains: usize,
 }
 
 /// The working table of `kind`: the fresh one, or the live one (opening its
@@ -288,7 +283,6 @@ impl<'r> Restorer<'r> {
     fn start_fresh(&mut self, kind: TableKind) {
         let mut fresh = Table::new(self.o.family, kind);
         fresh.reserve(std::mem::take(&mut self.reserve));
-        fresh.reserve_chains(std::mem::take(&mut self.reserve_chains));
         match self.work.iter().position(|(k, _)| *k == kind) {
             Some(i) => {
                 if let Work::Live = self.work[i].1 {
