@@ -6,6 +6,7 @@ use iptables::parse::restore::words;
 use iptables::parse::{parse, Command, ParseOpts, Parsed};
 use ruleset::hash::FxSet;
 use ruleset::{Family, TableKind};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// What a command must read. Commands on the raw table read it whole (see
@@ -123,13 +124,13 @@ pub fn restore_scopes(
         if let Some(decl) = line.strip_prefix(':') {
             let name = decl.split_ascii_whitespace().next().unwrap_or("");
             let (kind, acc) = &mut out[i];
-            let name = renamed.kernel(*kind, name);
-            acc.name(name);
-            if !kind.builtin_chains().contains(&name) {
+            let name = renamed.kernel_cow(*kind, name);
+            if !kind.builtin_chains().contains(&name.as_ref()) {
                 // An existing user chain is rewritten: the planner sends
                 // only the difference from the rules it holds.
-                acc.rules(name);
+                acc.rules(name.clone());
             }
+            acc.name(name);
         } else if line.starts_with('-') || line.starts_with('[') {
             let kind = out[i].0;
             if !plain_append(
@@ -155,7 +156,7 @@ pub fn restore_scopes(
 /// big restore (kube-proxy's KUBE-SERVICES). `false`: not such a line,
 /// nothing done. `words` and `targets` are scratch space.
 fn plain_append<'a>(
-    acc: &mut Acc,
+    acc: &mut Acc<'a>,
     renamed: &Renamed,
     kind: TableKind,
     line: &'a str,
@@ -165,9 +166,9 @@ fn plain_append<'a>(
     if line.starts_with('[') || !plain_parts(line, words, targets) {
         return false;
     }
-    acc.name(renamed.kernel(kind, words[1]));
+    acc.name(renamed.kernel_cow(kind, words[1]));
     for &i in targets.iter() {
-        acc.target_ref(renamed.kernel(kind, words[i]));
+        acc.target(renamed.kernel_cow(kind, words[i]));
     }
     true
 }
@@ -206,6 +207,14 @@ impl Renamed {
         self.0
             .get(&(kind, name.to_string()))
             .map_or(name, String::as_str)
+    }
+
+    /// [`Renamed::kernel`] borrowing `name` when it is not renamed.
+    fn kernel_cow<'n>(&self, kind: TableKind, name: &'n str) -> Cow<'n, str> {
+        match self.kernel(kind, name) {
+            k if std::ptr::eq(k, name) => Cow::Borrowed(name),
+            k => Cow::Owned(k.to_string()),
+        }
     }
 
     /// Take note of restore line `line` if it renames a chain.
@@ -258,46 +267,43 @@ impl Renamed {
 
 /// What a restore needs of one table, gathered line by line in O(1) per
 /// name (merging [`Scope`]s looks names up in lists: O(n²) over the
-/// thousands of chains a kube-proxy sync names).
+/// thousands of chains a kube-proxy sync names). Names borrow the input
+/// where they can: a big sync names thousands of chains once each.
 #[derive(Clone, Debug, Default, PartialEq)]
-struct Acc {
+struct Acc<'a> {
     table: bool,
     chains: bool,
-    names: Vec<String>,
-    rules_of: Vec<String>,
-    targets: Vec<String>,
-    seen_names: FxSet<String>,
-    seen_rules: FxSet<String>,
-    seen_targets: FxSet<String>,
+    names: Vec<Cow<'a, str>>,
+    rules_of: Vec<Cow<'a, str>>,
+    targets: Vec<Cow<'a, str>>,
+    seen_names: FxSet<Cow<'a, str>>,
+    seen_rules: FxSet<Cow<'a, str>>,
+    seen_targets: FxSet<Cow<'a, str>>,
 }
 
-impl Acc {
-    fn name(&mut self, n: &str) {
-        if !self.seen_names.contains(n) {
-            self.seen_names.insert(n.to_string());
-            self.names.push(n.to_string());
-        }
+/// Push `n` to `list` unless `seen` has it: one lookup for a borrowed
+/// name (copied by pointer), an owned one copied only when new.
+fn once<'a>(seen: &mut FxSet<Cow<'a, str>>, list: &mut Vec<Cow<'a, str>>, n: Cow<'a, str>) {
+    let new = match &n {
+        Cow::Borrowed(b) => seen.insert(Cow::Borrowed(b)),
+        Cow::Owned(o) => !seen.contains(o.as_str()) && seen.insert(n.clone()),
+    };
+    if new {
+        list.push(n);
+    }
+}
+
+impl<'a> Acc<'a> {
+    fn name(&mut self, n: Cow<'a, str>) {
+        once(&mut self.seen_names, &mut self.names, n);
     }
 
-    fn rules(&mut self, n: &str) {
-        if !self.seen_rules.contains(n) {
-            self.seen_rules.insert(n.to_string());
-            self.rules_of.push(n.to_string());
-        }
+    fn rules(&mut self, n: Cow<'a, str>) {
+        once(&mut self.seen_rules, &mut self.rules_of, n);
     }
 
-    fn target(&mut self, n: String) {
-        if !self.seen_targets.contains(&n) {
-            self.seen_targets.insert(n.clone());
-            self.targets.push(n);
-        }
-    }
-
-    fn target_ref(&mut self, n: &str) {
-        if !self.seen_targets.contains(n) {
-            self.seen_targets.insert(n.to_string());
-            self.targets.push(n.to_string());
-        }
+    fn target(&mut self, n: Cow<'a, str>) {
+        once(&mut self.seen_targets, &mut self.targets, n);
     }
 
     fn add(&mut self, s: Scope) {
@@ -309,14 +315,14 @@ impl Acc {
                 rules_of,
                 targets,
             } => {
-                for n in &names {
-                    self.name(n);
+                for n in names {
+                    self.name(Cow::Owned(n));
                 }
-                for n in &rules_of {
-                    self.rules(n);
+                for n in rules_of {
+                    self.rules(Cow::Owned(n));
                 }
                 for n in targets {
-                    self.target(n);
+                    self.target(Cow::Owned(n));
                 }
             }
         }
@@ -330,10 +336,11 @@ impl Acc {
         } else if self.chains {
             Scope::Chains
         } else {
+            let owned = |v: Vec<Cow<'_, str>>| v.into_iter().map(Cow::into_owned).collect();
             Scope::Part {
-                names: self.names,
-                rules_of: self.rules_of,
-                targets: self.targets,
+                names: owned(self.names),
+                rules_of: owned(self.rules_of),
+                targets: owned(self.targets),
             }
         }
     }

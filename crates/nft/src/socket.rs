@@ -51,6 +51,9 @@ use crate::{msg, Chain, Error, Family, Gen, Object, RuleRef, Set, SetElem, SetEl
 /// notifications are coalesced into skbs of about a page.
 const RBUF: usize = 256 * 1024;
 const MIN_RCVBUF: usize = 4 << 20;
+/// A dump reply shorter than this (bytes) is the kernel's last with data:
+/// it fills each to ~16–32 KiB while it has objects left.
+const SHORT_REPLY: usize = 8 * 1024;
 
 /// A netlink connection for nf_tables requests. Owns its transport and a
 /// receive buffer reused across calls. Build one batch at a time per socket
@@ -295,7 +298,7 @@ impl Socket {
     /// `each` works on the last one. For dumps of many replies whose every
     /// reply costs the kernel a walk (a set's elements: the walk restarts
     /// per reply, ~0.2 ms each at 5k elements, as long as their parsing).
-    /// A one-reply dump spawns no thread.
+    /// A dump whose first reply is short (its last) spawns no thread.
     pub fn dump_overlapped<T: Send>(
         &mut self,
         msg_type: u16,
@@ -313,6 +316,21 @@ impl Socket {
         }
         if done {
             return dump_end(failed, intr);
+        }
+        // A first reply well short of a full one means the kernel's walk
+        // ran out: what follows is its DONE, not worth a thread (~0.3 ms
+        // to start one).
+        if n < SHORT_REPLY {
+            loop {
+                let n = self.recv_raw(false)?.ok_or(Error::Truncated)?;
+                let (done, data) = dump_step(&self.rbuf[..n], seq, &mut intr)?;
+                if data && failed.is_none() {
+                    failed = map(seq, &self.rbuf[..n]).and_then(&mut each).err();
+                }
+                if done {
+                    return dump_end(failed, intr);
+                }
+            }
         }
         // Mapped replies in flight between the threads.
         const IN_FLIGHT: usize = 8;

@@ -31,7 +31,7 @@ pub mod hash {
 }
 
 pub use error::Error;
-pub use table::{ChainView, RuleView, Savepoint, Table, Undo};
+pub use table::{ChainView, RuleView, Savepoint, Staging, Table, Undo};
 pub use types::{ChainId, Counters, Family, Policy, RuleBody, RuleId, TableKind};
 
 /// All tables of both families, indexed by (family, table kind).

@@ -36,6 +36,7 @@
 pub(crate) mod hash;
 mod ids;
 mod index;
+mod staged;
 #[cfg(test)]
 mod tests;
 mod undo;
@@ -46,6 +47,7 @@ use crate::seqtree::{SeqTree, NIL};
 use crate::{ChainId, Counters, Error, Family, Policy, RuleBody, RuleId, TableKind};
 use hash::{spec_key, FxMap, FxSet};
 use ids::IdIndex;
+pub use staged::Staging;
 use undo::Op;
 pub use undo::{Savepoint, Undo};
 
@@ -262,11 +264,25 @@ impl<R: RuleBody> Table<R> {
         if self.names.contains_key(name) {
             return Err(Error::ChainExists);
         }
+        Ok(self.push_chain(name))
+    }
+
+    /// Chain `name`, created empty when absent (`-N` that does not mind an
+    /// existing chain). One name lookup when it exists.
+    pub fn ensure_chain(&mut self, name: &str) -> ChainId {
+        match self.names.get(name) {
+            Some(&id) => id,
+            None => self.push_chain(name),
+        }
+    }
+
+    /// A new user chain `name` (absent: the caller checked).
+    fn push_chain(&mut self, name: &str) -> ChainId {
         let id = ChainId(u32::try_from(self.chains.len()).expect("chain ids exhausted"));
         self.chains.push(Some(Chain::new(name.into(), None)));
         self.names.insert(name.into(), id);
         self.record(|| Op::NewChain(id.0));
-        Ok(id)
+        id
     }
 
     /// Errors in iptables' order: `NoSuchChain`, `BuiltinChain`, `ChainInUse`,
@@ -394,10 +410,10 @@ impl<R: RuleBody> Table<R> {
     /// `-A`. O(log n).
     pub fn append(&mut self, chain: &str, body: R, counters: Counters) -> Result<RuleId, Error> {
         let cid = self.cid(chain)?;
-        self.check_jump(cid, &body)?;
+        let target = self.check_jump(cid, &body)?;
         let id = self.alloc_id();
         let at = self.ch(cid).rules.len();
-        self.raw_insert(cid, at, id, body, counters);
+        self.raw_insert_to(cid, at, id, body, counters, target);
         self.record(|| Op::Insert(id));
         Ok(id)
     }
@@ -414,7 +430,7 @@ impl<R: RuleBody> Table<R> {
         counters: Counters,
     ) -> Result<RuleId, Error> {
         let cid = self.cid(chain)?;
-        self.check_jump(cid, &body)?;
+        let target = self.check_jump(cid, &body)?;
         let id = if id.0 == 0 || self.ids.contains(id) {
             self.alloc_id()
         } else {
@@ -422,7 +438,7 @@ impl<R: RuleBody> Table<R> {
             id
         };
         let at = self.ch(cid).rules.len();
-        self.raw_insert(cid, at, id, body, counters);
+        self.raw_insert_to(cid, at, id, body, counters, target);
         self.record(|| Op::Insert(id));
         Ok(id)
     }
@@ -437,9 +453,9 @@ impl<R: RuleBody> Table<R> {
     ) -> Result<RuleId, Error> {
         let cid = self.cid(chain)?;
         let at = Self::index(pos, self.ch(cid).rules.len() + 1)?;
-        self.check_jump(cid, &body)?;
+        let target = self.check_jump(cid, &body)?;
         let id = self.alloc_id();
-        self.raw_insert(cid, at, id, body, counters);
+        self.raw_insert_to(cid, at, id, body, counters, target);
         self.record(|| Op::Insert(id));
         Ok(id)
     }
@@ -457,9 +473,9 @@ impl<R: RuleBody> Table<R> {
         let at = Self::index(pos, self.ch(cid).rules.len())?;
         // The old rule's own edge (out of `cid`) cannot lie on a path from the
         // new target back to `cid`, so checking before removing it is exact.
-        self.check_jump(cid, &body)?;
+        let target = self.check_jump(cid, &body)?;
         let id = self.alloc_id();
-        let old = self.raw_replace(cid, at, id, body, counters);
+        let old = self.raw_replace(cid, at, id, body, counters, target);
         self.record(|| Op::Remove {
             chain: cid,
             at,

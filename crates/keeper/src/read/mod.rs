@@ -711,8 +711,8 @@ impl Reader<'_> {
 fn follow_target(table: &mut Table<Rule>, rule: &mut Rule, target: Option<&str>, partial: bool) {
     let Some(t) = target else { return };
     retarget(rule, t);
-    if partial && table.chain(t).is_none() {
-        let _ = table.new_chain(t);
+    if partial {
+        table.ensure_chain(t);
     }
 }
 

@@ -2,37 +2,54 @@
 //! `compile::runs`), each rebuilt from the element's userdata.
 
 use super::*;
+use ruleset::hash::{FxMap, FxSet};
 
-/// A run member rebuilt from its element: id, rule, counters, overflow
-/// chunks, its text when the snapshot's text index keeps it, and its
-/// unparsed text (a stand-in's).
-type Member = (RuleId, Rule, Counters, u32, Option<String>, Option<String>);
-
-/// What the elements of run `rr` (of table `kind`) gave so far.
-struct Gathered<'r, 'a> {
+/// What the elements of run `rr` (of table `kind`) gave so far: each
+/// member is put into the model's run chain as its element arrives
+/// (staged there, placed in id order at the end), its texts into the
+/// snapshot's maps.
+struct Gathered<'r, 'a, 's> {
     kind: TableKind,
     rr: &'r RunRule<'a>,
     /// A partial read (see [`read_run`]).
     partial: bool,
     /// Whether `Snapshot::run_elems` keeps the elements.
     keep_seen: bool,
-    members: Vec<Member>,
+    /// A multiport run: a member is an element per port, its counters
+    /// their sum.
+    ports: bool,
+    table: ruleset::Staging<'s, Rule>,
+    lazy: &'s mut FxMap<RuleId, String>,
+    overflow: &'s mut HashMap<RuleId, u32>,
+    /// The run chain's texts (a partial read's).
+    texts: Option<&'s mut FxMap<String, RuleId>>,
+    /// The members staged so far (their ids).
+    ids: Vec<RuleId>,
     /// Elements that are not ours, for `Snapshot::foreign`.
     foreign: Vec<String>,
     /// What `Snapshot::run_elems` keeps of each element.
     seen: Vec<SeenElem>,
 }
 
-impl Gathered<'_, '_> {
+impl Gathered<'_, '_, '_> {
     /// Forget what was gathered (the dump is read again).
     fn clear(&mut self) {
-        self.members.clear();
+        self.table.clear();
+        for id in &self.ids {
+            self.lazy.remove(id);
+            self.overflow.remove(id);
+        }
+        if let Some(m) = self.texts.as_deref_mut() {
+            let gone: FxSet<RuleId> = self.ids.iter().copied().collect();
+            m.retain(|_, id| !gone.contains(id));
+        }
+        self.ids.clear();
         self.foreign.clear();
         self.seen.clear();
     }
 
-    /// Element `e` as a member.
-    fn add(&mut self, e: &nft::SetElem, snap: &mut Snapshot, texts: &mut Texts) {
+    /// Element `e` as a member, `overflow_texts` the catalog's.
+    fn add(&mut self, e: &nft::SetElem, overflow_texts: &mut Texts) {
         let (kind, rr, partial) = (self.kind, self.rr, self.partial);
         if self.keep_seen {
             self.seen.push(SeenElem::of(e));
@@ -43,7 +60,7 @@ impl Gathered<'_, '_> {
         {
             return;
         }
-        let family = snap.table.family();
+        let family = self.table.table().family();
         let verdict = match &e.data {
             Some(nft::Data::Verdict(Verdict::Jump(t))) => Some((t.as_str(), false)),
             Some(nft::Data::Verdict(Verdict::Goto(t))) => Some((t.as_str(), true)),
@@ -51,7 +68,7 @@ impl Gathered<'_, '_> {
         };
         let mut lazy = false;
         let rebuilt = match (rr.lazy && partial, verdict) {
-            (true, Some((t, goto))) => match rule_text(e.userdata.as_deref(), texts) {
+            (true, Some((t, goto))) => match rule_text(e.userdata.as_deref(), overflow_texts) {
                 Some((id, mut text, chunks)) => {
                     let blanks = text.len() - text.trim_start_matches([' ', '\t']).len();
                     text.drain(..blanks);
@@ -67,14 +84,19 @@ impl Gathered<'_, '_> {
                 }
                 None => None,
             },
-            _ => rebuild(family, kind, rr.chain, e.userdata.as_deref(), texts),
+            _ => rebuild(
+                family,
+                kind,
+                rr.chain,
+                e.userdata.as_deref(),
+                overflow_texts,
+            ),
         };
         let Some((id, mut rule, chunks, text)) = rebuilt else {
             self.foreign
                 .push(format!("element of set {} (no nfkeeper userdata)", rr.set));
             return;
         };
-        let lazy = lazy.then(|| text.clone());
         let mut c = Counters::default();
         for x in &e.exprs {
             if let Expr::Counter { bytes, packets } = x {
@@ -84,13 +106,46 @@ impl Gathered<'_, '_> {
                 };
             }
         }
+        if self.ports && self.table.add_counters(id, c) {
+            return;
+        }
         let t = match &e.data {
             Some(nft::Data::Verdict(Verdict::Jump(t) | Verdict::Goto(t))) => Some(t.as_str()),
             _ => rr.target,
         };
-        let text = (partial && text_holds(&rule, t)).then_some(text);
-        follow_target(&mut snap.table, &mut rule, t, partial);
-        self.members.push((id, rule, c, chunks, text, lazy));
+        let holds = partial && text_holds(&rule, t);
+        // As `follow_target`: the kernel's verdict names the target.
+        if let Some(t) = t {
+            retarget(&mut rule, t);
+            if partial {
+                self.table.ensure_chain(t);
+            }
+        }
+        let used = match self.table.stage(id, id, rule, c) {
+            Ok(used) => used,
+            Err(err) => {
+                self.foreign
+                    .push(format!("element of set {} ({err})", rr.set));
+                return;
+            }
+        };
+        self.ids.push(used);
+        if chunks > 0 {
+            self.overflow.insert(used, chunks);
+        }
+        match (holds, self.texts.as_deref_mut()) {
+            (true, Some(m)) if lazy => {
+                self.lazy.insert(used, text.clone());
+                m.insert(text, used);
+            }
+            (true, Some(m)) => {
+                m.insert(text, used);
+            }
+            _ if lazy => {
+                self.lazy.insert(used, text);
+            }
+            _ => {}
+        }
     }
 }
 
@@ -198,12 +253,31 @@ pub(super) fn read_run(
     };
     // Members are built as the elements arrive: while the kernel walks
     // the set for the next reply (`Socket::set_elems_with`).
+    let Snapshot {
+        table,
+        lazy,
+        overflow,
+        texts: all_texts,
+        ..
+    } = snap;
+    let staging = match table.staging(rr.chain) {
+        Ok(s) => s,
+        Err(e) => {
+            snap.foreign.push(format!("set {} ({e})", rr.set));
+            return Ok(());
+        }
+    };
     let mut got = Gathered {
         kind,
         rr: &rr,
         partial,
         keep_seen: snap.run_elems.is_some(),
-        members: Vec::new(),
+        ports: key == compile::runs::KeyKind::Dports,
+        table: staging,
+        lazy,
+        overflow,
+        texts: partial.then(|| all_texts.entry(rr.chain.to_string()).or_default()),
+        ids: Vec::new(),
         foreign: Vec::new(),
         seen: Vec::new(),
     };
@@ -217,7 +291,7 @@ pub(super) fn read_run(
                 |es| {
                     let mut g = got.borrow_mut();
                     for e in &es {
-                        g.add(e, snap, texts);
+                        g.add(e, texts);
                     }
                     Ok(())
                 },
@@ -228,58 +302,21 @@ pub(super) fn read_run(
         Some(Some((k, _))) => {
             let one = nft::SetElems::new(fam, &tname, rr.set, vec![nft::SetElem::key(k)]);
             for e in sock.get(&one)?.map(|l| l.elems).unwrap_or_default() {
-                got.add(&e, snap, texts);
+                got.add(&e, texts);
             }
         }
     }
     let Gathered {
-        mut members,
+        table: staging,
         foreign,
         seen,
         ..
     } = got;
+    run.members = staging.finish();
     snap.foreign.extend(foreign);
     if let Some(kept) = snap.run_elems.as_mut() {
         kept.insert(rr.set.to_string(), seen);
     }
-    members.sort_unstable_by_key(|m| m.0);
-    // A multiport member is an element per port: one member, the sum of
-    // their counters.
-    if key == compile::runs::KeyKind::Dports {
-        super::fold_members(&mut members, |m| (m.0, &mut m.2));
-    }
-    // The table's rule slab and indexes grow once for the run.
-    snap.table.reserve(members.len());
-    let mut ids = Vec::with_capacity(members.len());
-    for (id, rule, c, chunks, text, lazy) in members {
-        match snap.table.append_with_id(rr.chain, id, rule, c) {
-            Ok(id) => {
-                ids.push(id);
-                if let Some(l) = lazy {
-                    snap.lazy.insert(id, l);
-                }
-                if chunks > 0 {
-                    snap.overflow.insert(id, chunks);
-                }
-                if let Some(text) = text {
-                    match snap.texts.get_mut(rr.chain) {
-                        Some(m) => {
-                            m.insert(text, id);
-                        }
-                        None => {
-                            let mut m = ruleset::hash::FxMap::default();
-                            m.insert(text, id);
-                            snap.texts.insert(rr.chain.to_string(), m);
-                        }
-                    }
-                }
-            }
-            Err(e) => snap
-                .foreign
-                .push(format!("element of set {} ({e})", rr.set)),
-        }
-    }
-    run.members = ids;
     run.partial = probed.is_some();
     snap.runs.push(run);
     Ok(())

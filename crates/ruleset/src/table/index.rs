@@ -8,6 +8,11 @@ use super::{Rule, Table};
 use crate::seqtree::NIL;
 use crate::{Counters, Error, RuleBody, RuleId};
 
+/// The chain a rule jumps to (`None`: no jump), as checked by
+/// [`Table::check_jump`]: what the jump bookkeeping needs without a second
+/// lookup of the target's name.
+pub(super) struct Target(Option<u32>);
+
 impl<R: RuleBody> Table<R> {
     // ----- jump graph -----------------------------------------------------
 
@@ -18,10 +23,11 @@ impl<R: RuleBody> Table<R> {
     /// among chains no built-in chain reaches is accepted, as iptables
     /// accepts it; it is refused once a jump makes it reachable. Cost:
     /// O(1) when the target has no jumps (the common case); otherwise the
-    /// chains reachable from the target and those reaching `cid`.
-    pub(super) fn check_jump(&self, cid: u32, body: &R) -> Result<(), Error> {
+    /// chains reachable from the target and those reaching `cid`. Returns
+    /// the target's chain (for [`Table::raw_insert_to`]: one name lookup).
+    pub(super) fn check_jump(&self, cid: u32, body: &R) -> Result<Target, Error> {
         let Some(t) = body.jump_target() else {
-            return Ok(());
+            return Ok(Target(None));
         };
         let Some(&target) = self.names.get(t) else {
             return Err(Error::NoSuchTarget(t.to_string()));
@@ -31,7 +37,13 @@ impl<R: RuleBody> Table<R> {
         if may_cycle && self.reached_from_builtin(from) && self.cycle_from(to, (from, to)) {
             return Err(Error::Loop);
         }
-        Ok(())
+        Ok(Target(Some(to)))
+    }
+
+    /// The chain `body` jumps to, looked up by name (the body of a rule
+    /// already checked, e.g. one put back by undo).
+    fn target_of(&self, body: &R) -> Target {
+        Target(body.jump_target().map(|t| self.names[t].0))
     }
 
     /// Whether a built-in chain reaches chain `c` (or `c` is built-in):
@@ -123,8 +135,14 @@ impl<R: RuleBody> Table<R> {
 
     /// Put a validated rule in the slab, the spec and id indexes and the jump
     /// graph; the caller places the returned slot in the chain's tree.
-    pub(super) fn alloc_rule(&mut self, cid: u32, id: RuleId, body: R, counters: Counters) -> u32 {
-        let target = body.jump_target().map(|t| self.names[t].0);
+    pub(super) fn alloc_rule(
+        &mut self,
+        cid: u32,
+        id: RuleId,
+        body: R,
+        counters: Counters,
+        Target(target): Target,
+    ) -> u32 {
         let key = spec_key(cid, &body);
         let rule = Rule {
             body,
@@ -163,7 +181,22 @@ impl<R: RuleBody> Table<R> {
         body: R,
         counters: Counters,
     ) -> u32 {
-        let slot = self.alloc_rule(cid, id, body, counters);
+        let target = self.target_of(&body);
+        self.raw_insert_to(cid, at, id, body, counters, target)
+    }
+
+    /// [`Table::raw_insert`] of a rule whose jump target `target` the
+    /// caller has looked up ([`Table::check_jump`]).
+    pub(super) fn raw_insert_to(
+        &mut self,
+        cid: u32,
+        at: usize,
+        id: RuleId,
+        body: R,
+        counters: Counters,
+        target: Target,
+    ) -> u32 {
+        let slot = self.alloc_rule(cid, id, body, counters, target);
         let rules = &mut self.rules;
         let chain = self.chains[cid as usize].as_mut().expect("live chain");
         chain.rules.insert(at, slot, &mut |s, leaf| {
@@ -181,8 +214,9 @@ impl<R: RuleBody> Table<R> {
         id: RuleId,
         body: R,
         c: Counters,
+        target: Target,
     ) -> Rule<R> {
-        let slot = self.alloc_rule(cid, id, body, c);
+        let slot = self.alloc_rule(cid, id, body, c, target);
         let rules = &mut self.rules;
         let chain = self.chains[cid as usize].as_mut().expect("live chain");
         let old = chain.rules.set(at, slot, &mut |s, leaf| {

@@ -4,6 +4,7 @@
 use super::*;
 
 mod model;
+mod staged;
 use model::Model;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
