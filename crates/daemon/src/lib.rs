@@ -22,7 +22,7 @@ pub mod writer;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 pub const USAGE: &str = "\
@@ -152,7 +152,14 @@ pub struct Shared {
     /// not kept yet is taken from its snapshot at the model's generation
     /// before it is printed from the model.
     pub snap_cookie: Option<u64>,
+    /// Work after a group's answers (freeing what a commit left, handing
+    /// memory back): done by the reaper thread, so an inline write's
+    /// client is answered, and the kernel socket released, before it.
+    reaper: mpsc::Sender<Reap>,
 }
+
+/// A job for the reaper thread (see [`Shared::reap`]).
+pub(crate) type Reap = Box<dyn FnOnce() + Send>;
 
 /// The kernel socket, held (see [`Shared::kernel_socket`]).
 pub struct KernelSocket<'a>(MutexGuard<'a, Option<nft::Socket>>);
@@ -175,6 +182,13 @@ impl std::ops::DerefMut for KernelSocket<'_> {
 }
 
 impl Shared {
+    /// Run `job` on the reaper thread (here when that thread is gone).
+    pub(crate) fn reap(&self, job: Reap) {
+        if let Err(mpsc::SendError(job)) = self.reaper.send(job) {
+            job();
+        }
+    }
+
     /// Wait for the kernel socket (one writer at a time).
     pub fn kernel_socket(&self) -> KernelSocket<'_> {
         KernelSocket(self.kernel.lock().unwrap_or_else(|e| e.into_inner()))
@@ -410,6 +424,7 @@ pub fn start(
         kernel: Mutex::new(None),
         save_texts: Mutex::new(std::collections::HashMap::new()),
         snap_cookie,
+        reaper: spawn_reaper().map_err(|e| e.to_string())?,
     });
     // Events first, then the read: a change after the read is then seen.
     if sh.coherence.watch_with(events) {
@@ -443,6 +458,20 @@ pub fn start(
             .map_err(|e| e.to_string())?;
     }
     Ok((sh, listener))
+}
+
+/// The reaper: runs each job sent to it, in order, until the daemon's
+/// `Shared` (the sender) is gone.
+fn spawn_reaper() -> std::io::Result<mpsc::Sender<Reap>> {
+    let (tx, rx) = mpsc::channel::<Reap>();
+    std::thread::Builder::new()
+        .name("reaper".into())
+        .spawn(move || {
+            for job in rx {
+                job();
+            }
+        })?;
+    Ok(tx)
 }
 
 /// Return the heap pages the allocator holds free to the system (glibc

@@ -199,12 +199,16 @@ fn process(sh: &Shared, sock: &mut Socket, group: Vec<Write>) {
         // The client may have gone; its write stands.
         let _ = reply.send(d);
     }
-    // Freed after the replies: what a flush removed can be 50k rules.
-    drop(garbage);
-    drop(writes);
-    if big {
-        crate::give_back_memory();
-    }
+    // Freed after the replies, off this thread: what a flush removed can
+    // be 50k rules (~2 ms to free), and an inline write's client is
+    // answered only once this thread returns.
+    sh.reap(Box::new(move || {
+        drop(garbage);
+        drop(writes);
+        if big {
+            crate::give_back_memory();
+        }
+    }));
 }
 
 /// A group with a restore payload larger than this (bytes) hands the
