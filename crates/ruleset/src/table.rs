@@ -413,7 +413,7 @@ impl<R: RuleBody> Table<R> {
         let target = self.check_jump(cid, &body)?;
         let id = self.alloc_id();
         let at = self.ch(cid).rules.len();
-        self.raw_insert_to(cid, at, id, body, counters, target);
+        self.raw_insert(cid, at, id, body, counters, target);
         self.record(|| Op::Insert(id));
         Ok(id)
     }
@@ -438,7 +438,7 @@ impl<R: RuleBody> Table<R> {
             id
         };
         let at = self.ch(cid).rules.len();
-        self.raw_insert_to(cid, at, id, body, counters, target);
+        self.raw_insert(cid, at, id, body, counters, target);
         self.record(|| Op::Insert(id));
         Ok(id)
     }
@@ -455,7 +455,7 @@ impl<R: RuleBody> Table<R> {
         let at = Self::index(pos, self.ch(cid).rules.len() + 1)?;
         let target = self.check_jump(cid, &body)?;
         let id = self.alloc_id();
-        self.raw_insert_to(cid, at, id, body, counters, target);
+        self.raw_insert(cid, at, id, body, counters, target);
         self.record(|| Op::Insert(id));
         Ok(id)
     }

@@ -24,7 +24,7 @@ impl<R: RuleBody> Table<R> {
     /// accepts it; it is refused once a jump makes it reachable. Cost:
     /// O(1) when the target has no jumps (the common case); otherwise the
     /// chains reachable from the target and those reaching `cid`. Returns
-    /// the target's chain (for [`Table::raw_insert_to`]: one name lookup).
+    /// the target's chain (for [`Table::raw_insert`]: one name lookup).
     pub(super) fn check_jump(&self, cid: u32, body: &R) -> Result<Target, Error> {
         let Some(t) = body.jump_target() else {
             return Ok(Target(None));
@@ -42,7 +42,7 @@ impl<R: RuleBody> Table<R> {
 
     /// The chain `body` jumps to, looked up by name (the body of a rule
     /// already checked, e.g. one put back by undo).
-    fn target_of(&self, body: &R) -> Target {
+    pub(super) fn target_of(&self, body: &R) -> Target {
         Target(body.jump_target().map(|t| self.names[t].0))
     }
 
@@ -172,22 +172,10 @@ impl<R: RuleBody> Table<R> {
         slot
     }
 
-    /// Insert a validated rule at 0-based `at` of chain `cid`. O(log n).
+    /// Insert a validated rule at 0-based `at` of chain `cid`; `target`
+    /// is its jump's chain ([`Table::check_jump`], or
+    /// [`Table::target_of`] for a rule checked before). O(log n).
     pub(super) fn raw_insert(
-        &mut self,
-        cid: u32,
-        at: usize,
-        id: RuleId,
-        body: R,
-        counters: Counters,
-    ) -> u32 {
-        let target = self.target_of(&body);
-        self.raw_insert_to(cid, at, id, body, counters, target)
-    }
-
-    /// [`Table::raw_insert`] of a rule whose jump target `target` the
-    /// caller has looked up ([`Table::check_jump`]).
-    pub(super) fn raw_insert_to(
         &mut self,
         cid: u32,
         at: usize,
@@ -197,12 +185,17 @@ impl<R: RuleBody> Table<R> {
         target: Target,
     ) -> u32 {
         let slot = self.alloc_rule(cid, id, body, counters, target);
+        self.place_slot(cid, at, slot);
+        slot
+    }
+
+    /// Put the indexed rule `slot` at 0-based `at` of chain `cid`'s tree.
+    pub(super) fn place_slot(&mut self, cid: u32, at: usize, slot: u32) {
         let rules = &mut self.rules;
         let chain = self.chains[cid as usize].as_mut().expect("live chain");
         chain.rules.insert(at, slot, &mut |s, leaf| {
             rules[s as usize].as_mut().expect("live rule").leaf = leaf;
         });
-        slot
     }
 
     /// Swap the rule at 0-based `at` of chain `cid` for a validated one, in

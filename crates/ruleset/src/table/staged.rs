@@ -101,11 +101,7 @@ impl<R: RuleBody> Staging<'_, R> {
         let mut ids = Vec::with_capacity(staged.len());
         for (_, slot) in staged {
             let at = t.ch(self.cid).rules.len();
-            let rules = &mut t.rules;
-            let chain = t.chains[self.cid as usize].as_mut().expect("live chain");
-            chain.rules.insert(at, slot, &mut |s, leaf| {
-                rules[s as usize].as_mut().expect("live rule").leaf = leaf;
-            });
+            t.place_slot(self.cid, at, slot);
             let id = t.rec(slot).id;
             t.record(|| super::Op::Insert(id));
             ids.push(id);

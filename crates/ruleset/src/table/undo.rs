@@ -218,11 +218,13 @@ impl<R: RuleBody> Table<R> {
                 body,
                 counters,
             } => {
-                self.raw_insert(chain, at, id, *body, counters);
+                let target = self.target_of(&body);
+                self.raw_insert(chain, at, id, *body, counters, target);
             }
             Op::Flush { chain, rules } => {
                 for (at, (id, body, counters)) in rules.into_iter().enumerate() {
-                    self.raw_insert(chain, at, id, body, counters);
+                    let target = self.target_of(&body);
+                    self.raw_insert(chain, at, id, body, counters, target);
                 }
             }
             Op::FlushAll { chains, slab } => {
