@@ -16,8 +16,8 @@ struct Gathered<'r, 'a, 's> {
     /// Whether `Snapshot::run_elems` keeps the elements.
     keep_seen: bool,
     /// A multiport run: a member is an element per port, its counters
-    /// their sum.
-    ports: bool,
+    /// their sum; each member's id in its elements → the id it got.
+    ports: Option<FxMap<RuleId, RuleId>>,
     table: ruleset::Staging<'s, Rule>,
     lazy: &'s mut FxMap<RuleId, String>,
     overflow: &'s mut HashMap<RuleId, u32>,
@@ -44,6 +44,9 @@ impl Gathered<'_, '_, '_> {
             m.retain(|_, id| !gone.contains(id));
         }
         self.ids.clear();
+        if let Some(p) = self.ports.as_mut() {
+            p.clear();
+        }
         self.foreign.clear();
         self.seen.clear();
     }
@@ -106,7 +109,8 @@ impl Gathered<'_, '_, '_> {
                 };
             }
         }
-        if self.ports && self.table.add_counters(id, c) {
+        if let Some(&used) = self.ports.as_ref().and_then(|p| p.get(&id)) {
+            self.table.add_counters(used, c);
             return;
         }
         let t = match &e.data {
@@ -130,6 +134,9 @@ impl Gathered<'_, '_, '_> {
             }
         };
         self.ids.push(used);
+        if let Some(p) = self.ports.as_mut() {
+            p.insert(id, used);
+        }
         if chunks > 0 {
             self.overflow.insert(used, chunks);
         }
@@ -272,7 +279,7 @@ pub(super) fn read_run(
         rr: &rr,
         partial,
         keep_seen: snap.run_elems.is_some(),
-        ports: key == compile::runs::KeyKind::Dports,
+        ports: (key == compile::runs::KeyKind::Dports).then(FxMap::default),
         table: staging,
         lazy,
         overflow,
