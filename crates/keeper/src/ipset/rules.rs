@@ -55,9 +55,15 @@ pub fn rule_names(rule: &Rule) -> Vec<&str> {
 /// lookup).
 pub fn text_names(input: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    // Every name option ends in `-set`: an input without it (nearly every
-    // one) is not split into words (a kube-proxy sync is megabytes).
-    if !input.contains("-set") {
+    // Every name option ends in `-set` and a blank: an input without one
+    // (nearly every one; kube-proxy's has `--set-xmark`) is not split into
+    // words (a kube-proxy sync is megabytes).
+    let named = input.match_indices("-set").any(|(i, m)| {
+        let end = i + m.len();
+        input[end..].starts_with(|c: char| c.is_ascii_whitespace())
+            && NAME_OPTS.iter().any(|o| input[..end].ends_with(o))
+    });
+    if !named {
         return out;
     }
     let mut words = input.split_whitespace();
@@ -482,6 +488,29 @@ mod tests {
         &'static str,
         Option<&'static [(&'static str, &'static str)]>,
     );
+
+    /// The ipsets a restore input names, whether or not its text has other
+    /// words ending in `-set`.
+    #[test]
+    fn text_names_finds_every_name_option() {
+        let cases: &[(&str, &[&str])] = &[
+            ("", &[]),
+            ("-A X -j MARK --set-xmark 0x4000/0x4000\n", &[]),
+            ("-A X -m comment --comment my-set -j ACCEPT\n", &[]),
+            ("-A X -m set --match-set a src -j ACCEPT\n", &["a"]),
+            ("-A X -m set --match-set\tb src\n", &["b"]),
+            (
+                "-A X -j MARK --set-xmark 1\n-A Y -j SET --add-set c src --del-set \"d\" dst\n",
+                &["c", "d"],
+            ),
+            ("-A X -j SET --map-set e src --map-mark\n", &["e"]),
+            ("-A X --match-set", &[]),
+        ];
+        for (input, want) in cases {
+            let got: Vec<String> = text_names(input).into_iter().collect();
+            assert_eq!(got, *want, "{input:?}");
+        }
+    }
 
     #[test]
     fn noflush_restores_remove_only_the_chains_they_declare() {
