@@ -431,12 +431,7 @@ impl<R: RuleBody> Table<R> {
     ) -> Result<RuleId, Error> {
         let cid = self.cid(chain)?;
         let target = self.check_jump(cid, &body)?;
-        let id = if id.0 == 0 || self.ids.contains(id) {
-            self.alloc_id()
-        } else {
-            self.next_id = self.next_id.max(id.0.saturating_add(1));
-            id
-        };
+        let id = self.take_id(id);
         let at = self.ch(cid).rules.len();
         self.raw_insert(cid, at, id, body, counters, target);
         self.record(|| Op::Insert(id));

@@ -680,7 +680,9 @@ impl Reader<'_> {
             return Ok(());
         };
         let as_text = text_holds(&rule, target.as_deref());
-        follow_target(&mut snap.table, &mut rule, target.as_deref(), self.partial);
+        follow_target(&mut rule, target.as_deref(), self.partial, |t| {
+            snap.table.ensure_chain(t);
+        });
         match snap.table.append_with_id(&chain, id, rule, counters) {
             Ok(id) => {
                 snap.handles.insert(id, handle);
@@ -708,11 +710,13 @@ impl Reader<'_> {
 /// moves the jump, not our text), so it wins over the text. With a partial
 /// read (`partial`) the target may not have been fetched; it exists (the
 /// kernel holds the reference), so it enters the model empty.
-fn follow_target(table: &mut Table<Rule>, rule: &mut Rule, target: Option<&str>, partial: bool) {
+/// `ensure` puts a chain into the model when absent (`Table::ensure_chain`
+/// or a staging guard's).
+fn follow_target(rule: &mut Rule, target: Option<&str>, partial: bool, ensure: impl FnOnce(&str)) {
     let Some(t) = target else { return };
     retarget(rule, t);
     if partial {
-        table.ensure_chain(t);
+        ensure(t);
     }
 }
 

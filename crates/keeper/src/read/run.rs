@@ -118,13 +118,10 @@ impl Gathered<'_, '_, '_> {
             _ => rr.target,
         };
         let holds = partial && text_holds(&rule, t);
-        // As `follow_target`: the kernel's verdict names the target.
-        if let Some(t) = t {
-            retarget(&mut rule, t);
-            if partial {
-                self.table.ensure_chain(t);
-            }
-        }
+        let table = &mut self.table;
+        follow_target(&mut rule, t, partial, |t| {
+            table.ensure_chain(t);
+        });
         let used = match self.table.stage(id, id, rule, c) {
             Ok(used) => used,
             Err(err) => {

@@ -298,6 +298,17 @@ impl<R: RuleBody> Table<R> {
         self.ch(r.chain).rules.position(r.leaf, slot)
     }
 
+    /// The id a rule given id `id` gets: `id` itself, keeping the
+    /// allocator above it, unless it is 0 or taken (then a fresh one).
+    pub(super) fn take_id(&mut self, id: RuleId) -> RuleId {
+        if id.0 == 0 || self.ids.contains(id) {
+            self.alloc_id()
+        } else {
+            self.next_id = self.next_id.max(id.0.saturating_add(1));
+            id
+        }
+    }
+
     pub(super) fn alloc_id(&mut self) -> RuleId {
         let id = RuleId(self.next_id);
         self.next_id += 1;

@@ -45,12 +45,7 @@ impl<R: RuleBody> Staging<'_, R> {
     ) -> Result<RuleId, Error> {
         let t = &mut *self.table;
         let target = t.check_jump(self.cid, &body)?;
-        let id = if id.0 == 0 || t.ids.contains(id) {
-            t.alloc_id()
-        } else {
-            t.next_id = t.next_id.max(id.0.saturating_add(1));
-            id
-        };
+        let id = t.take_id(id);
         let slot = t.alloc_rule(self.cid, id, body, counters, target);
         self.staged.push((key, slot));
         Ok(id)
@@ -77,6 +72,7 @@ impl<R: RuleBody> Staging<'_, R> {
         self.table.ensure_chain(name)
     }
 
+    /// The table, read-only (its staged rules have no position yet).
     pub fn table(&self) -> &Table<R> {
         self.table
     }
