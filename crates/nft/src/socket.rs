@@ -275,14 +275,26 @@ impl Socket {
         mut each: impl FnMut(u32, &[u8]) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let seq = self.start_dump(msg_type, family, build)?;
-        let (mut intr, mut failed) = (false, None);
+        self.dump_rest(seq, false, None, |dg| each(seq, dg))
+    }
+
+    /// The rest of dump `seq`, received on this thread to its DONE: each
+    /// datagram holding replies goes to `each` until one call fails
+    /// (`failed`: an earlier failure); reading goes on to DONE all the
+    /// same, so the socket is clean for the next request. `intr`: an
+    /// earlier datagram was flagged interrupted.
+    fn dump_rest(
+        &mut self,
+        seq: u32,
+        mut intr: bool,
+        mut failed: Option<Error>,
+        mut each: impl FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         loop {
             let n = self.recv_raw(false)?.ok_or(Error::Truncated)?;
             let (done, data) = dump_step(&self.rbuf[..n], seq, &mut intr)?;
-            // Keep reading to DONE after a callback error so the socket is
-            // clean for the next request.
             if data && failed.is_none() {
-                failed = each(seq, &self.rbuf[..n]).err();
+                failed = each(&self.rbuf[..n]).err();
             }
             if done {
                 return dump_end(failed, intr);
@@ -321,16 +333,7 @@ impl Socket {
         // ran out: what follows is its DONE, not worth a thread (~0.3 ms
         // to start one).
         if n < SHORT_REPLY {
-            loop {
-                let n = self.recv_raw(false)?.ok_or(Error::Truncated)?;
-                let (done, data) = dump_step(&self.rbuf[..n], seq, &mut intr)?;
-                if data && failed.is_none() {
-                    failed = map(seq, &self.rbuf[..n]).and_then(&mut each).err();
-                }
-                if done {
-                    return dump_end(failed, intr);
-                }
-            }
+            return self.dump_rest(seq, intr, failed, |dg| map(seq, dg).and_then(&mut each));
         }
         // Mapped replies in flight between the threads.
         const IN_FLIGHT: usize = 8;
