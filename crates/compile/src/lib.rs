@@ -8,6 +8,7 @@
 //! crate sends what this produces) and plans no transactions (the keeper does).
 //! `runs` compiles runs of similar rules into set lookups and verdict maps.
 //! `ipset` maps ipset sets (the `ipset` crate's model) onto nftables sets.
+//! `registry` keeps chains that need no kernel chain yet as set elements.
 //! `replay` gives `-j CT --helper` its effect after conntrack.
 //!
 //! A match or target without an exactly equivalent native nftables form
@@ -21,6 +22,7 @@ pub mod compat;
 pub mod ipset;
 pub mod layout;
 pub mod lower;
+pub mod registry;
 pub mod replay;
 pub mod runs;
 pub mod userdata;

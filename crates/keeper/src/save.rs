@@ -113,6 +113,17 @@ pub fn save_table_to(
             user.push((c.name.clone(), c.use_count));
         }
     }
+    // Registered chains (see `compile::registry`): no kernel chain, no
+    // rules.
+    if let Some(names) = crate::read::registry::dump(sock, fam, &tname, foreign)? {
+        let kernel: std::collections::HashSet<&str> =
+            chains.iter().map(|c| c.name.as_str()).collect();
+        let (fresh, dup): (Vec<String>, Vec<String>) = names
+            .into_iter()
+            .partition(|n| !kernel.contains(n.as_str()));
+        foreign.extend(dup.iter().map(|n| crate::read::registry::also_kernel(n)));
+        user.extend(fresh.into_iter().map(|n| (n, Some(0))));
+    }
     user.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let (mut texts, _) = read_catalog(sock, fam, &tname)?;
     let mut head = String::new();

@@ -14,17 +14,15 @@
 
 use compile::runs::RunOpts;
 use iptables::exec::RestoreOpts;
-use iptables::parse::{parse, ParseOpts};
 use keeper::plan::PlanOpts;
-use keeper::read::{read_scoped, Scope};
-use keeper::txn::{apply, Source, Stats, Work, Write};
-use keeper::{Error, Session, Settings, State};
+use keeper::txn::{apply, Stats, Work, Write};
+use keeper::{Session, Settings, State};
 use nft::Socket;
 use ruleset::{Family, Ruleset, TableKind};
 use testkit::in_netns;
 
 mod rewrite_support;
-use rewrite_support::{assert_clean, compiles, lines, restore};
+use rewrite_support::{assert_clean, compiles, lines, restore, write, Warm};
 
 /// The filter table before each case. With runs compiled, SVC is a set
 /// run and DISPATCH a verdict map jumping to T1 and T2.
@@ -250,63 +248,6 @@ fn renames_in_a_restore_on_the_kernel() {
     });
     if done.is_none() {
         eprintln!("SKIP: renames_in_a_restore_on_the_kernel needs root");
-    }
-}
-
-/// The daemon's model source, without its event follower: every table
-/// read once, then kept by the commits' echoes (as the daemon's is while
-/// no one else writes); a table the engine invalidates read again before
-/// the next attempt, everything after a conflict.
-#[derive(Default)]
-struct Warm {
-    stale: Vec<(Family, TableKind)>,
-}
-
-impl Source for Warm {
-    fn prepare(
-        &mut self,
-        sock: &mut Socket,
-        st: &mut State,
-        _writes: &[&Write],
-        attempt: u32,
-    ) -> Result<u32, Error> {
-        let genid = sock.gen().map_err(Error::from_nft)?.id;
-        let all = st.genid == 0 || attempt > 0;
-        let stale: Vec<(Family, TableKind)> = match all {
-            true => Family::ALL
-                .into_iter()
-                .flat_map(|f| TableKind::ALL.map(|k| (f, k)))
-                .collect(),
-            false => std::mem::take(&mut self.stale),
-        };
-        for (f, k) in stale {
-            let snap = read_scoped(sock, f, k, &Scope::Table).map_err(Error::from_nft)?;
-            st.install(f, k, snap);
-        }
-        st.genid = genid;
-        Ok(genid)
-    }
-
-    fn invalidate(&mut self, f: Family, k: TableKind) {
-        self.stale.push((f, k));
-    }
-
-    fn backoff(&mut self, attempt: u32) -> bool {
-        attempt < 4
-    }
-}
-
-/// One write of iptables commands (all or none), each given as its words.
-fn write(cmds: &[&str]) -> Write {
-    let o = ParseOpts::command(Family::Ipv4, "iptables");
-    let parsed = cmds
-        .iter()
-        .map(|c| parse(&c.split(' ').collect::<Vec<_>>(), o).expect("parse"))
-        .collect();
-    Write {
-        family: Family::Ipv4,
-        prog: "iptables".into(),
-        work: Work::Cmds(parsed),
     }
 }
 

@@ -115,7 +115,7 @@ fn only_what_frees_something_leaves_the_kernel_a_deferred_destruction() {
     // A command whose batch leaves the kernel objects to free after a grace
     // period makes its exit wait for one (or start a closer): creating
     // tables and chains into a namespace without them must not; replacing
-    // or deleting anything must. Each step in a session of its own, as the
+    // or deleting anything must (a registered chain's element too). Each step in a session of its own, as the
     // CLI runs it.
     let k = Kernel::new();
     let fresh = "*filter\n:X - [0:0]\n:Y - [0:0]\n-A X -j ACCEPT\nCOMMIT\n";
@@ -123,7 +123,11 @@ fn only_what_frees_something_leaves_the_kernel_a_deferred_destruction() {
         // (input, noflush, defers)
         (fresh, false, false),
         ("*nat\n:N - [0:0]\nCOMMIT\n", true, false),
-        ("*filter\n-A Y -s 10.0.0.1 -j DROP\nCOMMIT\n", true, false),
+        ("*filter\n-N Z\n-A Z -j DROP\nCOMMIT\n", true, false),
+        ("*filter\n-A X -s 10.0.0.1 -j DROP\nCOMMIT\n", true, false),
+        // Y is a registry element (`compile::registry`): its first rule
+        // makes it a kernel chain and deletes the element.
+        ("*filter\n-A Y -s 10.0.0.1 -j DROP\nCOMMIT\n", true, true),
         // The whole filter table replaced: the old one is freed.
         (fresh, false, true),
         ("*filter\n-D X -j ACCEPT\nCOMMIT\n", true, true),

@@ -159,3 +159,60 @@ fn reads_from_a_snapshot_equal_reads_from_the_kernel() {
         }
     });
 }
+
+/// A chain registered (`compile::registry`) or unregistered behind
+/// nfkeeper's back, by `nft` adding or deleting its element, shows in
+/// every read that covers it, and a name both registered and a kernel
+/// chain is warned of.
+#[test]
+fn registry_changes_between_reads_always_show() {
+    let whole = ["save", "-S", "-L -n"];
+    // (element to delete, to add, chain to create, by nft; the reads of
+    // that chain besides the whole table's).
+    type Change = (
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+    let changes: [(Change, &[&str]); 3] = [
+        (
+            (Some("idle"), None, None),
+            &["-S idle", "-L idle -n", "-N idle"],
+        ),
+        (
+            (None, Some("extra"), None),
+            &["-S extra", "-L extra -n", "-X extra"],
+        ),
+        ((None, None, Some("idle")), &[]),
+    ];
+    testkit::in_netns(move || {
+        for ((del, add, chain), own) in changes {
+            for what in whole.iter().chain(own) {
+                let mut s = session();
+                let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+                s.restore(&base(), &o).expect("restore");
+                command(&mut s, "-N idle").expect("-N idle");
+                let first = read(&mut s, what);
+                let mut sock = nft::Socket::open().expect("socket");
+                let mut b = sock.batch(None);
+                let (fam, t) = (nft::Family::Ipv4, "nfkeeper_filter");
+                if let Some(n) = del {
+                    b.delete(&compile::registry::elems(fam, t, [n]), 0);
+                }
+                if let Some(n) = add {
+                    b.add(&compile::registry::elems(fam, t, [n]), 0);
+                }
+                if let Some(n) = chain {
+                    b.add(&nft::Chain::new(fam, t, n), 0);
+                }
+                assert!(sock.commit(&mut b).expect("commit").outcome.is_ok());
+                let second = read(&mut s, what);
+                let case = format!("{what} after {del:?} {add:?} {chain:?}");
+                assert_ne!(first, second, "{case}: the change must show");
+                if chain.is_some() {
+                    assert!(second.contains("also a kernel chain"), "{case}: {second}");
+                }
+            }
+        }
+    });
+}

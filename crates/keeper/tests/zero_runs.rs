@@ -31,13 +31,14 @@ COMMIT
 ";
 
 /// (command, the packet counts of A's and B's rules after it, the element
-/// dumps it makes where the kernel resets by dump: one of the catalog, and
+/// dumps it makes where the kernel resets by dump: one of the catalog (and
+/// for every chain one of the chain registry, `compile::registry`), and
 /// `-Z CHAIN N`, which numbers the chain's rules, one of each of its runs;
 /// whole chains read no run's members).
 const STEPS: &[(&str, [u64; 6], [u64; 3], u64)] = &[
     ("-Z A 2", [5, 0, 7, 8, 9, 9], [1, 2, 3], 3),
     ("-Z A", [0; 6], [1, 2, 3], 1),
-    ("-Z", [0; 6], [0; 3], 1),
+    ("-Z", [0; 6], [0; 3], 2),
 ];
 
 /// Packet counts of `chain`'s rules, in order, as `iptables-save -c` shows.

@@ -217,6 +217,7 @@ impl Planner<'_> {
         // set): the kernel would commit nothing and keep its generation,
         // which a committer counting on the next one must not meet.
         let empty = match chain.as_deref() {
+            Some(c) if self.is_virtual(kind, c) => true,
             Some(c) => {
                 self.view.knows_rules(kind, c, self.opts.whole_model)
                     && t.chain(c).is_some_and(|v| v.len == 0)
@@ -260,7 +261,8 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// `-N CHAIN`.
+    /// `-N CHAIN`: a registry entry (see `super::registry`), not a kernel
+    /// chain, until a rule goes into it or names it.
     pub(crate) fn new_chain(
         &mut self,
         kind: TableKind,
@@ -271,6 +273,9 @@ impl Planner<'_> {
     ) -> Result<(), Error> {
         execute_owned(t, p, out)?;
         self.name_free(kind, &c)?;
+        if self.set_virtual(kind, &c, true) {
+            return Ok(());
+        }
         let (fam, tname) = (self.fam(), layout::table_name(kind));
         let ch = Chain::new(fam, &tname, &c);
         // Not echoed even for a long-lived model: only a rename needs a
@@ -304,17 +309,23 @@ impl Planner<'_> {
         execute_owned(t, p, out)?;
         let tag = self.p.tag;
         for n in names {
+            // A chain created under this name later in the batch starts
+            // with no end read.
+            self.p.tails.remove(&(self.family, kind, n.clone()));
+            if self.is_virtual(kind, &n) {
+                self.set_virtual(kind, &n, false);
+                continue;
+            }
             let c = self.chain_key(kind, &n);
             self.p.batch.delete_nonrec(&c, tag);
             self.p.names.deleted(self.family, kind, &n);
-            // A chain created under this name later in the batch starts
-            // with no end read.
-            self.p.tails.remove(&(self.family, kind, n));
         }
         Ok(())
     }
 
-    /// `-E OLD NEW`: the chain object is renamed by handle. The kernel's
+    /// `-E OLD NEW`: a registry entry is deleted and NEW's added (at the
+    /// batch's end, see `super::registry`). A kernel chain is renamed by
+    /// handle: the kernel's
     /// jumps follow the chain object; referring rules keep the old name in
     /// their userdata text, and reading takes the target from the verdict
     /// (crate::read), so a rename is O(1) and reads no referring rule.
@@ -335,6 +346,20 @@ impl Planner<'_> {
             .get(&(kind, old.to_string()))
             .copied();
         execute_owned(t, p, out)?;
+        if self.is_virtual(kind, old) {
+            self.name_free(kind, new)?;
+            if self.set_virtual(kind, new, true) {
+                self.set_virtual(kind, old, false);
+                self.p.tails.remove(&(self.family, kind, old.to_string()));
+                return Ok(());
+            }
+            // NEW is too long to register: a kernel chain.
+            self.set_virtual(kind, old, false);
+            let (fam, tname) = (self.fam(), layout::table_name(kind));
+            let tag = self.p.tag;
+            self.p.batch.create(&Chain::new(fam, &tname, new), tag);
+            return Ok(());
+        }
         let Some(h) = handle else {
             return Err(Error::other(
                 "renaming a chain created in the same batch is not supported yet",

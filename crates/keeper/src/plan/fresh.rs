@@ -48,6 +48,7 @@ impl Planner<'_> {
             });
         }
         self.view.forget(kind);
+        self.registry_dropped(kind);
         // The table's chains go with it, renamed ones too: their names are
         // free for the new ones.
         self.p.names.forget_table(self.family, kind);
@@ -146,10 +147,15 @@ impl Planner<'_> {
         self.p.tag = first_line;
         self.add_table(kind, Some(t));
         // Views: a built-in has a policy; an empty chain has no rules to
-        // emit (a restore of N empty chains looks no chain up by name).
+        // emit (a restore of N empty chains looks no chain up by name). A
+        // chain that holds no rule and that nothing jumps to is a registry
+        // entry (see `super::registry`).
         let chains = t.chains();
         for c in chains.iter().filter(|c| c.policy.is_none()) {
             self.p.tag = tags.chains.get(&c.id).copied().unwrap_or(first_line);
+            if c.len == 0 && c.references == 0 && self.set_virtual(kind, c.name, true) {
+                continue;
+            }
             let ch = Chain::new(fam, &tname, c.name);
             // Not echoed: see `Planner::new_chain`.
             let tag = self.p.tag;

@@ -13,7 +13,8 @@
 //!
 //! One function per command lives in `commands`; kernel messages for rules,
 //! chains and tables in `emit`; compiled runs in `runs`; tables a restore
-//! replaces, written whole at the end, in `fresh`.
+//! replaces, written whole at the end, in `fresh`; chains kept as
+//! registry entries until a rule needs them in `registry`.
 
 mod commands;
 mod diff;
@@ -21,6 +22,7 @@ mod emit;
 mod fresh;
 mod names;
 mod pending;
+mod registry;
 pub mod replay;
 mod rewrite;
 pub(crate) mod runs;

@@ -186,8 +186,17 @@ impl Planner<'_> {
     }
 
     /// A rule of model chain `chain` with expressions `exprs` (their jumps
-    /// and gotos named as the kernel knows the chains in this batch).
-    pub(crate) fn rule_msg(&self, kind: TableKind, chain: &str, mut exprs: Vec<Expr>) -> nft::Rule {
+    /// and gotos named as the kernel knows the chains in this batch). The
+    /// chain and the chains it jumps to are made kernel chains first if
+    /// they are registry entries (see `super::registry`).
+    pub(crate) fn rule_msg(
+        &mut self,
+        kind: TableKind,
+        chain: &str,
+        mut exprs: Vec<Expr>,
+    ) -> nft::Rule {
+        self.make_kernel_chain(kind, chain);
+        self.make_kernel_targets(kind, &exprs);
         for e in exprs.iter_mut() {
             if let Expr::Immediate {
                 data: Data::Verdict(v),
@@ -209,9 +218,13 @@ impl Planner<'_> {
     }
 
     /// The data of a verdict-map element of verdict `v`, its jump or
-    /// goto target named as the kernel knows it in this batch.
-    pub(crate) fn verdict_data(&self, kind: TableKind, v: Option<Verdict>) -> Option<Data> {
+    /// goto target named as the kernel knows it in this batch (and made a
+    /// kernel chain first if it is a registry entry).
+    pub(crate) fn verdict_data(&mut self, kind: TableKind, v: Option<Verdict>) -> Option<Data> {
         let mut v = v?;
+        if let Verdict::Jump(c) | Verdict::Goto(c) = &v {
+            self.make_kernel_chain(kind, c);
+        }
         self.kernel_verdict(kind, &mut v);
         Some(Data::Verdict(v))
     }

@@ -90,6 +90,9 @@ pub struct Pending {
     /// batch that deletes and adds the same catalog element many times
     /// (EBUSY after ~80 pairs: a restore appending 100 members to a run).
     pub(crate) censuses: Vec<CensusWrite>,
+    /// Chains registered and unregistered (see `crate::plan::registry`),
+    /// written at the end of the batch.
+    pub(crate) registry: super::registry::Writes,
 }
 
 /// One change of a run's census in the catalog: from `old` (what the
@@ -116,6 +119,7 @@ pub struct Mark {
     resets: usize,
     fresh: usize,
     censuses: usize,
+    registry: usize,
     names: usize,
     /// Which tables of the written family existed: a cut command may have
     /// created one.
@@ -148,13 +152,16 @@ impl Pending {
             next_set_id: first_set_id(),
             bulk: false,
             censuses: Vec::new(),
+            registry: Default::default(),
         }
     }
 
     /// The batch to commit: the messages built so far, ended by the census
-    /// writes (one delete and one add at most per run).
+    /// writes (one delete and one add at most per run) and the registry's
+    /// (one delete or add at most per chain).
     pub fn batch(&mut self) -> &mut Batch {
         self.write_censuses();
+        self.registry.write(&mut self.batch, &mut self.next_set_id);
         &mut self.batch
     }
 
@@ -211,7 +218,7 @@ impl Pending {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.batch.is_empty() && self.censuses.is_empty()
+        self.batch.is_empty() && self.censuses.is_empty() && self.registry.is_empty()
     }
 
     /// Zero the counters of the run sets `-Z` left to a reset dump (after
@@ -251,6 +258,7 @@ impl Pending {
             resets: self.resets.len(),
             fresh: self.fresh.len(),
             censuses: self.censuses.len(),
+            registry: self.registry.mark(),
             names: self.names.mark(),
             present,
         }
@@ -267,6 +275,7 @@ impl Pending {
         self.resets.truncate(m.resets);
         self.fresh.truncate(m.fresh);
         self.censuses.truncate(m.censuses);
+        self.registry.truncate(m.registry);
         self.names.truncate(m.names, view);
         view.present.retain(|k| m.present[kind_index(*k)]);
     }
@@ -309,6 +318,7 @@ impl Pending {
                 view.locs.remove(&(*k, *id));
             }
         }
+        self.registry.settle(family, view);
         missing
     }
 

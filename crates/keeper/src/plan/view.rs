@@ -80,6 +80,11 @@ pub struct KernelView {
     /// write to the table rewrites the census (see
     /// [`crate::plan::Planner::repair_censuses`]).
     pub(crate) stale_census: Vec<(TableKind, u32, Census)>,
+    /// Per table, the user chains that are registry entries, not kernel
+    /// chains (see `crate::plan::registry`).
+    pub(crate) virtual_chains: HashMap<TableKind, HashSet<String>>,
+    /// Tables whose registry set is known to exist.
+    pub(crate) registry: HashSet<TableKind>,
 }
 
 /// Rules by chain, then canonical text (see [`crate::read::Snapshot::texts`]).
@@ -116,6 +121,8 @@ impl KernelView {
         self.texts.remove(&kind);
         self.lazy.remove(&kind);
         self.fresh_counters.retain(|(k, _)| *k != kind);
+        self.virtual_chains.remove(&kind);
+        self.registry.remove(&kind);
         self.forget_runs(kind);
     }
 
@@ -230,6 +237,12 @@ impl KernelView {
         self.overflow
             .extend(s.overflow.iter().map(|(id, n)| ((kind, *id), *n)));
         self.remember_runs(kind, &s.runs);
+        if !s.virtual_chains.is_empty() {
+            self.virtual_chains.insert(kind, s.virtual_chains.clone());
+        }
+        if s.registry {
+            self.registry.insert(kind);
+        }
         self.known.insert(
             kind,
             Known {

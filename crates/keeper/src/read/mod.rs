@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 mod counters;
 mod dump;
+pub(crate) mod registry;
 mod run;
 mod tail;
 
@@ -65,6 +66,11 @@ pub struct Snapshot {
     /// What each run's set held, by set name, when the read was asked to
     /// keep it ([`read_table_keeping_run_elems`]); `None` otherwise.
     pub run_elems: Option<HashMap<String, Vec<SeenElem>>>,
+    /// User chains read from the table's registry (see
+    /// [`compile::registry`]): in the model, empty, with no kernel chain.
+    pub virtual_chains: HashSet<String>,
+    /// The table's registry set was seen to exist.
+    pub registry: bool,
 }
 
 /// One element of a run's set as a read saw it, without its text and
@@ -355,11 +361,38 @@ pub fn read_scoped_lazy(
             .filter(|t| snap.table.chain(t).is_none())
             .collect();
         let tname = layout::table_name(kind);
-        for c in fetch_chains(sock, layout::nft_family(family), &tname, &missing)? {
+        let fam = layout::nft_family(family);
+        for c in fetch_chains(sock, fam, &tname, &missing)? {
             add_chain(&mut snap, kind, &c);
         }
+        let missing: Vec<&str> = missing
+            .into_iter()
+            .filter(|t| snap.table.chain(t).is_none())
+            .collect();
+        fetch_registered(sock, &mut snap, fam, &tname, &missing)?;
     }
     Ok(snap)
+}
+
+/// Put the chains of `missing` (named by a scope, not kernel chains) that
+/// are registered into the snapshot (see [`compile::registry`]).
+fn fetch_registered(
+    sock: &mut Socket,
+    snap: &mut Snapshot,
+    fam: nft::Family,
+    tname: &str,
+    missing: &[&str],
+) -> Result<(), nft::Error> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    if let Some(found) = registry::lookup(sock, fam, tname, missing, BULK_CHAINS)? {
+        snap.registry = true;
+        for n in found {
+            registry::add(snap, n);
+        }
+    }
+    Ok(())
 }
 
 /// Fold adjacent entries of one logical rule (the elements of a multiport
@@ -495,6 +528,8 @@ fn read_chains_and_rules(
         texts: Default::default(),
         lazy: Default::default(),
         run_elems: how.keep_elems.then(HashMap::new),
+        virtual_chains: HashSet::new(),
+        registry: false,
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
         return Ok(snap);
@@ -511,13 +546,31 @@ fn read_chains_and_rules(
                 .chain(rules_of.iter().filter(|r| !named.contains(r)))
                 .map(String::as_str)
                 .collect();
-            fetch_chains(sock, fam, &tname, &wanted)?
+            let chains = fetch_chains(sock, fam, &tname, &wanted)?;
+            for c in chains.iter().filter(|c| c.table == tname) {
+                add_chain(&mut snap, kind, c);
+            }
+            let missing: Vec<&str> = wanted
+                .into_iter()
+                .filter(|n| snap.table.chain(n).is_none())
+                .collect();
+            fetch_registered(sock, &mut snap, fam, &tname, &missing)?;
+            chains
         }
-        Scope::Table | Scope::Chains => sock.chains(fam, Some(&tname))?,
+        Scope::Table | Scope::Chains => {
+            let chains = sock.chains(fam, Some(&tname))?;
+            for c in chains.iter().filter(|c| c.table == tname) {
+                add_chain(&mut snap, kind, c);
+            }
+            if let Some(names) = registry::dump(sock, fam, &tname, &mut snap.foreign)? {
+                snap.registry = true;
+                for n in names {
+                    registry::add(&mut snap, n);
+                }
+            }
+            chains
+        }
     };
-    for c in chains.iter().filter(|c| c.table == tname) {
-        add_chain(&mut snap, kind, c);
-    }
     let only: Option<&[String]> = match scope {
         Scope::Part { rules_of, .. } => Some(rules_of),
         Scope::Chains => Some(&[]),
@@ -536,7 +589,7 @@ fn read_chains_and_rules(
         Some(list) => Some(
             list.iter()
                 .map(String::as_str)
-                .filter(|c| snap.table.chain(c).is_some())
+                .filter(|c| snap.table.chain(c).is_some() && !snap.virtual_chains.contains(*c))
                 .collect(),
         ),
         None => per_chain_dumps(chains.iter().filter(|c| c.table == tname)),

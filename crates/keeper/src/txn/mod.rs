@@ -389,7 +389,12 @@ pub fn fetch_rename_handles(
     writes: &[&Write],
 ) -> Result<(), nft::Error> {
     for (f, k, old) in rename_sources(writes) {
-        let known = st.view(f).chain_handles.contains_key(&(k, old.clone()));
+        let view = st.view(f);
+        let known = view.chain_handles.contains_key(&(k, old.clone()))
+            || view
+                .virtual_chains
+                .get(&k)
+                .is_some_and(|v| v.contains(&old));
         if known || st.model.table(f, k).chain(&old).is_none() {
             continue;
         }

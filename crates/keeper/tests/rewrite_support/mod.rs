@@ -1,13 +1,17 @@
 //! Helpers shared by the `--noflush` rewrite tests (`rewrite.rs`,
 //! `rewrite_lazy.rs`, `rewrite_in_place.rs`, `rename_in_batch.rs`, …): a
 //! restore through a session, the kernel's filter table checked against
-//! what its rules compile to, and the comparable lines of a save. Each
+//! what its rules compile to, the comparable lines of a save, and the
+//! daemon's model source and writes for groups (`Warm`, `write`). Each
 //! test crate includes this module and uses part of it.
 
 use compile::runs::RunOpts;
 use iptables::exec::RestoreOpts;
+use iptables::parse::{parse, ParseOpts};
+use keeper::read::{read_scoped, Scope};
+use keeper::txn::{Source, Work, Write};
 use keeper::verify::verify_table;
-use keeper::Session;
+use keeper::{Error, Session, State};
 use nft::Socket;
 use ruleset::{Family, TableKind};
 
@@ -58,4 +62,63 @@ pub fn compiles() -> [Option<RunOpts>; 2] {
             numgen: false,
         }),
     ]
+}
+
+/// The daemon's model source, without its event follower: every table
+/// read once, then kept by the commits' echoes (as the daemon's is while
+/// no one else writes); a table the engine invalidates read again before
+/// the next attempt, everything after a conflict.
+#[allow(dead_code)]
+#[derive(Default)]
+pub struct Warm {
+    stale: Vec<(Family, TableKind)>,
+}
+
+impl Source for Warm {
+    fn prepare(
+        &mut self,
+        sock: &mut Socket,
+        st: &mut State,
+        _writes: &[&Write],
+        attempt: u32,
+    ) -> Result<u32, Error> {
+        let genid = sock.gen().map_err(Error::from_nft)?.id;
+        let all = st.genid == 0 || attempt > 0;
+        let stale: Vec<(Family, TableKind)> = match all {
+            true => Family::ALL
+                .into_iter()
+                .flat_map(|f| TableKind::ALL.map(|k| (f, k)))
+                .collect(),
+            false => std::mem::take(&mut self.stale),
+        };
+        for (f, k) in stale {
+            let snap = read_scoped(sock, f, k, &Scope::Table).map_err(Error::from_nft)?;
+            st.install(f, k, snap);
+        }
+        st.genid = genid;
+        Ok(genid)
+    }
+
+    fn invalidate(&mut self, f: Family, k: TableKind) {
+        self.stale.push((f, k));
+    }
+
+    fn backoff(&mut self, attempt: u32) -> bool {
+        attempt < 4
+    }
+}
+
+/// One write of iptables commands (all or none), each given as its words.
+#[allow(dead_code)]
+pub fn write(cmds: &[&str]) -> Write {
+    let o = ParseOpts::command(Family::Ipv4, "iptables");
+    let parsed = cmds
+        .iter()
+        .map(|c| parse(&c.split(' ').collect::<Vec<_>>(), o).expect("parse"))
+        .collect();
+    Write {
+        family: Family::Ipv4,
+        prog: "iptables".into(),
+        work: Work::Cmds(parsed),
+    }
 }

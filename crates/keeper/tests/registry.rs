@@ -1,0 +1,310 @@
+//! The chain registry (`compile::registry`): a user chain that holds no
+//! rule and that no rule jumps to is an element of its table's registry
+//! set, not a kernel chain. Every command and restore line that touches
+//! such a chain — a rule into it, a jump, goto or verdict-map element to
+//! it, a rename, a delete, a flush, a re-creation, in any order within
+//! one batch — must give what the model makes of the input, with the
+//! registry holding exactly the chains that need no kernel chain yet and
+//! no name both a kernel chain and registered (`verify` agrees). The same
+//! through the daemon's planner, whose view learns the registry's states
+//! at each commit, and a write cut from its group takes its changes back.
+//! Each case runs on the fake kernel and on the real one in a fresh
+//! network namespace, with and without compiled runs.
+
+use compile::runs::RunOpts;
+use iptables::exec::RestoreOpts;
+use keeper::plan::PlanOpts;
+use keeper::txn::{apply, Stats, Work, Write};
+use keeper::{Session, Settings, State};
+use nft::Socket;
+use ruleset::{Family, Ruleset, TableKind};
+use std::collections::BTreeSet;
+use testkit::in_netns;
+
+mod rewrite_support;
+use rewrite_support::{assert_clean, compiles, lines, restore, write, Warm};
+
+/// E1 and E2 are registered; R (rules) and T (a jump target) are kernel
+/// chains. With runs compiled, R's first two rules are a run.
+const SETUP: &str = "*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:E1 - [0:0]
+:E2 - [0:0]
+:R - [0:0]
+:T - [0:0]
+-A FORWARD -j R
+-A R -s 10.0.0.1/32 -j ACCEPT
+-A R -s 10.0.0.2/32 -j ACCEPT
+-A R -s 10.0.0.3/32 -j T
+COMMIT
+";
+
+/// (name, the lines of a `--noflush` restore of the filter table, the
+/// registered chains after it; `Err`: the restore fails with this message
+/// and the kernel keeps what the setup made).
+type Case = (
+    &'static str,
+    &'static str,
+    Result<&'static [&'static str], &'static str>,
+);
+
+const CASES: &[Case] = &[
+    ("a new chain", "-N X", Ok(&["E1", "E2", "X"])),
+    (
+        "a new chain, then a rule in it",
+        "-N X\n-A X -j DROP",
+        Ok(&["E1", "E2"]),
+    ),
+    (
+        "a new chain, then a jump to it",
+        "-N X\n-A FORWARD -j X",
+        Ok(&["E1", "E2"]),
+    ),
+    ("a rule appended", "-A E1 -j DROP", Ok(&["E2"])),
+    (
+        "a rule inserted",
+        "-I E1 1 -s 10.9.0.1 -j DROP",
+        Ok(&["E2"]),
+    ),
+    ("a goto to it", "-A FORWARD -g E1", Ok(&["E2"])),
+    ("renamed", "-E E1 N1", Ok(&["E2", "N1"])),
+    (
+        "renamed, then a rule in it",
+        "-E E1 N1\n-A N1 -j DROP",
+        Ok(&["E2"]),
+    ),
+    (
+        "renamed twice, then a jump to it",
+        "-E E1 N1\n-E N1 N2\n-A INPUT -j N2",
+        Ok(&["E2"]),
+    ),
+    ("deleted", "-X E1", Ok(&["E2"])),
+    ("deleted and made again", "-X E1\n-N E1", Ok(&["E1", "E2"])),
+    ("made, then deleted", "-N X\n-X X", Ok(&["E1", "E2"])),
+    (
+        "made, renamed, jumped to",
+        "-N X\n-E X Y\n-A FORWARD -j Y",
+        Ok(&["E1", "E2"]),
+    ),
+    ("flushed and zeroed", "-F E1\n-Z E1", Ok(&["E1", "E2"])),
+    ("rewritten", ":E1 - [0:0]\n-A E1 -j ACCEPT", Ok(&["E2"])),
+    (
+        "declared again, left empty",
+        ":E1 - [0:0]",
+        Ok(&["E1", "E2"]),
+    ),
+    (
+        "the targets of a verdict map",
+        ":D - [0:0]
+-A D -s 10.4.0.1/32 -j E1
+-A D -s 10.4.0.2/32 -j E2
+-A D -s 10.4.0.3/32 -j E1
+-A FORWARD -j D",
+        Ok(&[]),
+    ),
+    (
+        "jumped to from a run's chain",
+        "-A R -s 10.0.0.4/32 -j E2",
+        Ok(&["E1"]),
+    ),
+    ("every chain flushed and deleted", "-F\n-X", Ok(&[])),
+    (
+        "a new chain in a restore that fails",
+        "-N X\n-A E1 -j DROP\n-A NOSUCH -j DROP",
+        Err("iptables-restore: line 4 failed: No chain/target/match by that name.\n"),
+    ),
+    (
+        "renamed onto a chain that exists",
+        "-E E1 E2",
+        Err("iptables-restore: line 2 failed: File exists.\n"),
+    ),
+];
+
+/// What the model makes of `input` after the setup: the table's lines.
+fn eager(input: &str) -> Vec<String> {
+    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
+    let mut o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+    iptables::exec::restore(&mut rs, SETUP, &o).expect("setup");
+    o.noflush = true;
+    iptables::exec::restore(&mut rs, input, &o).expect("model");
+    let mut out = String::new();
+    iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
+    lines(&out)
+}
+
+/// The kernel's filter table as a new session reads it.
+fn kernel_lines(open: &dyn Fn() -> Socket, settings: Settings) -> Vec<String> {
+    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
+    lines(&s.save_text(false, Some(TableKind::Filter)).expect("save"))
+}
+
+/// The registered chains of the filter table, checked to be no kernel
+/// chain's names, and every chain with rules or references to be one.
+fn registered(sock: &mut Socket, what: &str) -> BTreeSet<String> {
+    let (fam, t) = (nft::Family::Ipv4, "nfkeeper_filter");
+    let names: BTreeSet<String> = sock
+        .set_elems(fam, t, compile::registry::SET)
+        .expect("registry")
+        .iter()
+        .map(|e| compile::registry::name(e.key.as_deref().unwrap_or_default()).expect("a name"))
+        .collect();
+    for c in sock.chains(fam, Some(t)).expect("chains") {
+        assert!(!names.contains(&c.name), "{what}: {} is both", c.name);
+    }
+    names
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
+fn run_cases(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
+    let settings = Settings {
+        compile,
+        ..Default::default()
+    };
+    for (name, body, want) in CASES {
+        let what = format!("{name} (compile {compile:?})");
+        let mut s = Session::with_socket(open(), Family::Ipv4, settings);
+        restore(&mut s, SETUP, false, false).expect("setup");
+        assert_eq!(
+            registered(&mut open(), &what),
+            set(&["E1", "E2"]),
+            "{what}: setup"
+        );
+        let before = kernel_lines(open, settings);
+        let input = format!("*filter\n{body}\nCOMMIT\n");
+        let mut s = Session::with_socket(open(), Family::Ipv4, settings);
+        let got = restore(&mut s, &input, true, false);
+        match want {
+            Ok(names) => {
+                assert_eq!(got, Ok(()), "{what}");
+                assert_eq!(kernel_lines(open, settings), eager(&input), "{what}");
+                assert_eq!(registered(&mut open(), &what), set(names), "{what}");
+            }
+            Err(e) => {
+                assert_eq!(got, Err(e.to_string()), "{what}");
+                assert_eq!(kernel_lines(open, settings), before, "{what}");
+                assert_eq!(registered(&mut open(), &what), set(&["E1", "E2"]), "{what}");
+            }
+        }
+        assert_clean(&mut open(), &what);
+    }
+}
+
+#[test]
+fn registered_chains_in_a_restore_on_the_fake_kernel() {
+    for compile in compiles() {
+        let k = fakekernel::Kernel::new();
+        run_cases(&|| k.socket(), compile);
+    }
+}
+
+#[test]
+fn registered_chains_in_a_restore_on_the_kernel() {
+    let done = in_netns(|| {
+        for compile in compiles() {
+            run_cases(&|| Socket::open().expect("socket"), compile);
+        }
+    });
+    if done.is_none() {
+        eprintln!("SKIP: registered_chains_in_a_restore_on_the_kernel needs root");
+    }
+}
+
+/// (the writes of one group, which of them fail, the registered chains
+/// after it). Applied in order to one daemon state: each group plans from
+/// the view the commits before it left.
+type Group = (
+    &'static [&'static [&'static str]],
+    &'static [usize],
+    &'static [&'static str],
+);
+
+const GROUPS: &[Group] = &[
+    (
+        &[
+            &["-N X"],
+            &["-N Y"],
+            &["-A Y -j DROP"],
+            &["-N Z", "-A NOSUCH -j ACCEPT"],
+        ],
+        &[3],
+        &["E1", "E2", "X"],
+    ),
+    (&[&["-N Z"], &["-A FORWARD -j X"]], &[], &["E1", "E2", "Z"]),
+    (&[&["-E Z Z2"], &["-X E1"]], &[], &["E2", "Z2"]),
+    (
+        &[&["-E Z2 Z3", "-A Z3 -j ACCEPT"], &["-F E2"]],
+        &[],
+        &["E2"],
+    ),
+    (&[&["-N W", "-X W"], &["-X E2"]], &[], &[]),
+];
+
+fn run_groups(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
+    let opts = PlanOpts {
+        echo: true,
+        compile,
+        whole_model: true,
+        plain_appends: false,
+    };
+    let settings = Settings {
+        compile,
+        ..Default::default()
+    };
+    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
+    restore(&mut s, SETUP, false, false).expect("setup");
+    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
+    let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+    iptables::exec::restore(&mut rs, SETUP, &o).expect("setup");
+    let (mut sock, mut st, mut src) = (open(), State::default(), Warm::default());
+    for (i, (group, failing, names)) in GROUPS.iter().enumerate() {
+        let what = format!("group {i} (compile {compile:?})");
+        let writes: Vec<Write> = group.iter().map(|w| write(w)).collect();
+        let done = apply(
+            &mut sock,
+            &mut st,
+            &mut src,
+            opts,
+            &writes,
+            &mut Stats::default(),
+        );
+        for (j, (w, d)) in writes.iter().zip(&done).enumerate() {
+            assert_eq!(d.is_ok(), !failing.contains(&j), "{what}: write {j}: {d:?}");
+            if let (true, Work::Cmds(cmds)) = (d.is_ok(), &w.work) {
+                for p in cmds {
+                    let t = rs.table_mut(Family::Ipv4, p.table);
+                    iptables::exec::execute(t, p, &mut String::new()).expect("model");
+                }
+            }
+        }
+        let mut out = String::new();
+        iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
+        assert_eq!(kernel_lines(open, settings), lines(&out), "{what}");
+        assert_eq!(registered(&mut open(), &what), set(names), "{what}");
+        assert_clean(&mut open(), &what);
+    }
+}
+
+#[test]
+fn registered_chains_through_the_daemon_on_the_fake_kernel() {
+    for compile in compiles() {
+        let k = fakekernel::Kernel::new();
+        run_groups(&|| k.socket(), compile);
+    }
+}
+
+#[test]
+fn registered_chains_through_the_daemon_on_the_kernel() {
+    let done = in_netns(|| {
+        for compile in compiles() {
+            run_groups(&|| Socket::open().expect("socket"), compile);
+        }
+    });
+    if done.is_none() {
+        eprintln!("SKIP: registered_chains_through_the_daemon_on_the_kernel needs root");
+    }
+}
