@@ -239,7 +239,8 @@ impl<R: RuleBody> Table<R> {
     }
 
     /// Built-ins in `builtin_chains()` order, then user chains sorted by name
-    /// (byte order). O(C log C).
+    /// (byte order). O(C log C); O(C) when the chains were made in name
+    /// order but a few.
     pub fn chains(&self) -> Vec<ChainView<'_>> {
         let mut builtin = Vec::new();
         let mut user = Vec::new();
@@ -250,7 +251,10 @@ impl<R: RuleBody> Table<R> {
                 None => {}
             }
         }
-        user.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        // Stable (driftsort): it merges the sorted runs the slab usually
+        // holds (chains read in name order, then a few made since) in
+        // O(C) instead of sorting from scratch.
+        user.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         builtin.extend(user);
         builtin
     }
@@ -574,6 +578,19 @@ impl<R: RuleBody> Table<R> {
             .rules
             .iter()
             .map(move |s| view(rules[s as usize].as_ref().expect("live rule"))))
+    }
+
+    /// The rules of the chain `c` views (a view of this table), in order,
+    /// without a lookup by name: a pass over every chain's rules (a save
+    /// of 100k chains) pays no hash probe per chain. O(1) to start.
+    pub fn rules_in<'a>(&'a self, c: &ChainView<'_>) -> impl Iterator<Item = RuleView<'a, R>> + 'a {
+        let rules = &self.rules;
+        self.chains
+            .get(c.id.0 as usize)
+            .and_then(Option::as_ref)
+            .into_iter()
+            .flat_map(|ch| ch.rules.iter())
+            .map(move |s| view(rules[s as usize].as_ref().expect("live rule")))
     }
 
     /// The body of every rule of the table, in no particular order: for

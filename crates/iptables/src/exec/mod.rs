@@ -274,8 +274,7 @@ pub fn list_table(
             out.push('\n');
         }
         list::header(out, c, f);
-        let rules = t.rules(c.name).map_err(|e| map_err(Op::Other, e))?;
-        for (k, r) in rules.enumerate() {
+        for (k, r) in t.rules_in(c).enumerate() {
             list::rule_row(out, family, k + 1, r.body, r.counters, f);
         }
     }
@@ -328,8 +327,8 @@ pub fn list_rules(
     for c in &chains {
         chain_line(out, c, verbose);
     }
-    for c in &chains {
-        for r in t.rules(c.name).map_err(|e| map_err(Op::Other, e))? {
+    for c in chains.iter().filter(|c| c.len > 0) {
+        for r in t.rules_in(c) {
             save_rule(out, family, c.name, r.body, r.counters, style);
             out.push('\n');
         }
@@ -357,12 +356,10 @@ pub fn save_table(t: &Table<Rule>, counters: bool, out: &mut String) {
     } else {
         CounterStyle::None
     };
-    for c in &chains {
-        if let Ok(rules) = t.rules(c.name) {
-            for r in rules {
-                save_rule(out, family, c.name, r.body, r.counters, style);
-                out.push('\n');
-            }
+    for c in chains.iter().filter(|c| c.len > 0) {
+        for r in t.rules_in(c) {
+            save_rule(out, family, c.name, r.body, r.counters, style);
+            out.push('\n');
         }
     }
     out.push_str("COMMIT\n");

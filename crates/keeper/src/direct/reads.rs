@@ -441,18 +441,16 @@ fn kernel_order_save(t: &ruleset::Table<iptables::Rule>) -> String {
         out.push_str(" [0:0]\n");
     }
     for c in chains.iter().filter(|c| c.len > 0) {
-        if let Ok(rules) = t.rules(c.name) {
-            for r in rules {
-                save_rule(
-                    &mut out,
-                    t.family(),
-                    c.name,
-                    r.body,
-                    Counters::default(),
-                    CounterStyle::None,
-                );
-                out.push('\n');
-            }
+        for r in t.rules_in(c) {
+            save_rule(
+                &mut out,
+                t.family(),
+                c.name,
+                r.body,
+                Counters::default(),
+                CounterStyle::None,
+            );
+            out.push('\n');
         }
     }
     out.push_str("COMMIT\n");

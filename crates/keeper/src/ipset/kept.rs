@@ -58,10 +58,7 @@ pub fn all_static(sets: &Sets, model: &Ruleset<Rule>) -> bool {
     for (f, k) in tables {
         let table = model.table(f, k);
         for c in table.chains() {
-            let Ok(rules) = table.rules(c.name) else {
-                continue;
-            };
-            for r in rules {
+            for r in table.rules_in(&c) {
                 if updates_members(r.body)
                     && rule_names(r.body)
                         .iter()

@@ -24,10 +24,7 @@ use std::collections::HashMap;
 /// O(rules).
 pub fn tally(table: &Table<Rule>, into: &mut HashMap<String, u32>) {
     for c in table.chains() {
-        let Ok(rules) = table.rules(c.name) else {
-            continue;
-        };
-        for r in rules {
+        for r in table.rules_in(&c) {
             for n in rule_names(r.body) {
                 *into.entry(n.to_string()).or_default() += 1;
             }

@@ -562,8 +562,13 @@ fn read_chains_and_rules(
             for c in chains.iter().filter(|c| c.table == tname) {
                 add_chain(&mut snap, kind, c);
             }
-            if let Some(names) = registry::dump(sock, fam, &tname, &mut snap.foreign)? {
+            if let Some(mut names) = registry::dump(sock, fam, &tname, &mut snap.foreign)? {
                 snap.registry = true;
+                // In name order, as listings print them: the model's
+                // chain list then needs no sort of its own (see
+                // `Table::chains`), which a long-lived model pays per
+                // generation.
+                names.sort_unstable();
                 for n in names {
                     registry::add(&mut snap, n);
                 }

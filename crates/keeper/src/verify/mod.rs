@@ -119,7 +119,7 @@ pub fn verify_table(
     let mut used: BTreeSet<String> = BTreeSet::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     for c in snap.table.chains() {
-        for r in snap.table.rules(c.name).into_iter().flatten() {
+        for r in snap.table.rules_in(&c) {
             names.extend(
                 crate::ipset::rules::rule_names(r.body)
                     .into_iter()
