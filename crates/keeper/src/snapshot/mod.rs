@@ -382,7 +382,9 @@ pub struct ChainRule {
 /// from a snapshot's save text; `None` when the chain is not there (the
 /// caller then lets the model word the error).
 pub fn spec_text(save: &str, chain: Option<&str>, num: Option<usize>) -> Option<String> {
-    let mut out = String::new();
+    // The whole table is about as long as the save (a chain line is
+    // shorter, a rule line the same): one allocation, no copy on growth.
+    let mut out = String::with_capacity(if chain.is_none() { save.len() } else { 0 });
     let mut found = chain.is_none();
     let mut n = 0;
     for line in save.lines() {
@@ -397,15 +399,21 @@ pub fn spec_text(save: &str, chain: Option<&str>, num: Option<usize>) -> Option<
             found = true;
             if num.is_none() {
                 if pol == "-" {
-                    out.push_str(&format!("-N {name}\n"));
+                    out.push_str("-N ");
+                    out.push_str(name);
                 } else {
-                    out.push_str(&format!("-P {name} {pol}\n"));
+                    out.push_str("-P ");
+                    out.push_str(name);
+                    out.push(' ');
+                    out.push_str(pol);
                 }
+                out.push('\n');
             }
         } else if let Some(rest) = line.strip_prefix("-A ") {
-            let name = rest.split(' ').next().unwrap_or("");
-            if chain.is_some_and(|c| c != name) {
-                continue;
+            if let Some(c) = chain {
+                if rest.split(' ').next() != Some(c) {
+                    continue;
+                }
             }
             n += 1;
             if num.is_none_or(|k| k == n) {
