@@ -7,7 +7,9 @@
 //! registry holding exactly the chains that need no kernel chain yet and
 //! no name both a kernel chain and registered (`verify` agrees). The same
 //! through the daemon's planner, whose view learns the registry's states
-//! at each commit, and a write cut from its group takes its changes back.
+//! at each commit, and a write cut from its group takes its changes back;
+//! and by single commands in direct mode (each reading only what it
+//! needs), with their output.
 //! Each case runs on the fake kernel and on the real one in a fresh
 //! network namespace, with and without compiled runs.
 
@@ -211,6 +213,82 @@ fn registered_chains_in_a_restore_on_the_kernel() {
     });
     if done.is_none() {
         eprintln!("SKIP: registered_chains_in_a_restore_on_the_kernel needs root");
+    }
+}
+
+/// (command, whether it succeeds, the registered chains after it): one
+/// direct-mode session each, as the CLI runs them, in order.
+const COMMANDS: &[(&str, bool, &[&str])] = &[
+    ("-F E1", true, &["E1", "E2"]),
+    ("-Z E1", true, &["E1", "E2"]),
+    ("-S E1", true, &["E1", "E2"]),
+    ("-L E1 -n", true, &["E1", "E2"]),
+    ("-C E1 -j ACCEPT", false, &["E1", "E2"]),
+    ("-D E1 -j ACCEPT", false, &["E1", "E2"]),
+    ("-N E1", false, &["E1", "E2"]),
+    ("-E E1 N1", true, &["E2", "N1"]),
+    ("-A N1 -j ACCEPT", true, &["E2"]),
+    ("-I E2 1 -s 10.7.0.1 -j DROP", true, &[]),
+    ("-N E3", true, &["E3"]),
+    ("-A FORWARD -g E3", true, &[]),
+    ("-N E4", true, &["E4"]),
+    ("-X E4", true, &[]),
+    ("-N E5", true, &["E5"]),
+    ("-F", true, &["E5"]),
+    ("-X", true, &[]),
+];
+
+fn run_commands(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
+    let settings = Settings {
+        compile,
+        ..Default::default()
+    };
+    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
+    restore(&mut s, SETUP, false, false).expect("setup");
+    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
+    let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+    iptables::exec::restore(&mut rs, SETUP, &o).expect("setup");
+    for (cmd, ok, names) in COMMANDS {
+        let what = format!("{cmd} (compile {compile:?})");
+        let words: Vec<&str> = cmd.split(' ').collect();
+        let p = iptables::parse::parse(
+            &words,
+            iptables::parse::ParseOpts::command(Family::Ipv4, "iptables"),
+        )
+        .expect("parse");
+        let mut want = String::new();
+        let model = iptables::exec::execute(rs.table_mut(Family::Ipv4, p.table), &p, &mut want);
+        let got = Session::with_socket(open(), Family::Ipv4, settings).iptables(p);
+        assert_eq!(got.is_ok(), *ok, "{what}: {got:?}");
+        assert_eq!(model.is_ok(), *ok, "{what}: model {model:?}");
+        if let Ok(out) = got {
+            assert_eq!(out, want, "{what}: output");
+        }
+        let mut out = String::new();
+        iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
+        assert_eq!(kernel_lines(open, settings), lines(&out), "{what}");
+        assert_eq!(registered(&mut open(), &what), set(names), "{what}");
+        assert_clean(&mut open(), &what);
+    }
+}
+
+#[test]
+fn registered_chains_by_commands_on_the_fake_kernel() {
+    for compile in compiles() {
+        let k = fakekernel::Kernel::new();
+        run_commands(&|| k.socket(), compile);
+    }
+}
+
+#[test]
+fn registered_chains_by_commands_on_the_kernel() {
+    let done = in_netns(|| {
+        for compile in compiles() {
+            run_commands(&|| Socket::open().expect("socket"), compile);
+        }
+    });
+    if done.is_none() {
+        eprintln!("SKIP: registered_chains_by_commands_on_the_kernel needs root");
     }
 }
 

@@ -216,8 +216,9 @@ impl Planner<'_> {
         // Known empty (no rule of the model, none foreign, no unread run
         // set): the kernel would commit nothing and keep its generation,
         // which a committer counting on the next one must not meet.
+        // A registered chain has no kernel chain to flush.
+        let registered = chain.as_deref().is_some_and(|c| self.is_virtual(kind, c));
         let empty = match chain.as_deref() {
-            Some(c) if self.is_virtual(kind, c) => true,
             Some(c) => {
                 self.view.knows_rules(kind, c, self.opts.whole_model)
                     && t.chain(c).is_some_and(|v| v.len == 0)
@@ -231,7 +232,8 @@ impl Planner<'_> {
         } && !self
             .view
             .unread_run_sets
-            .contains_key(&(kind, chain.clone()));
+            .contains_key(&(kind, chain.clone()))
+            || registered;
         execute_owned(t, p, out)?;
         // A flushed chain's read end is gone with its rules: an append
         // after the flush must not join a run whose set the flush deletes.
@@ -323,12 +325,12 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// `-E OLD NEW`: a registry entry is deleted and NEW's added (at the
-    /// batch's end, see `super::registry`). A kernel chain is renamed by
-    /// handle: the kernel's
-    /// jumps follow the chain object; referring rules keep the old name in
-    /// their userdata text, and reading takes the target from the verdict
-    /// (crate::read), so a rename is O(1) and reads no referring rule.
+    /// `-E OLD NEW`: a registered chain's entry is deleted and NEW's added
+    /// (at the batch's end, see `super::registry`). A kernel chain is
+    /// renamed by handle: the kernel's jumps follow the chain object;
+    /// referring rules keep the old name in their userdata text, and
+    /// reading takes the target from the verdict (crate::read), so a
+    /// rename is O(1) and reads no referring rule.
     /// The kernel renames at commit: until then the rest of the batch
     /// names the chain as before (see `super::names`).
     pub(crate) fn rename(
