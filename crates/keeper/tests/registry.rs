@@ -21,10 +21,12 @@ use keeper::{Session, Settings, State};
 use nft::Socket;
 use ruleset::{Family, Ruleset, TableKind};
 use std::collections::BTreeSet;
-use testkit::in_netns;
 
 mod rewrite_support;
-use rewrite_support::{assert_clean, compiles, lines, restore, write, Warm};
+use rewrite_support::{
+    assert_clean, kernel_lines, lines, model_lines, on_fake_kernels, on_the_kernel, restore, write,
+    Warm,
+};
 
 /// E1 and E2 are registered; R (rules) and T (a jump target) are kernel
 /// chains. With runs compiled, R's first two rules are a run.
@@ -124,26 +126,8 @@ const CASES: &[Case] = &[
     ),
 ];
 
-/// What the model makes of `input` after the setup: the table's lines.
-fn eager(input: &str) -> Vec<String> {
-    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
-    let mut o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
-    iptables::exec::restore(&mut rs, SETUP, &o).expect("setup");
-    o.noflush = true;
-    iptables::exec::restore(&mut rs, input, &o).expect("model");
-    let mut out = String::new();
-    iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
-    lines(&out)
-}
-
-/// The kernel's filter table as a new session reads it.
-fn kernel_lines(open: &dyn Fn() -> Socket, settings: Settings) -> Vec<String> {
-    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
-    lines(&s.save_text(false, Some(TableKind::Filter)).expect("save"))
-}
-
-/// The registered chains of the filter table, checked to be no kernel
-/// chain's names, and every chain with rules or references to be one.
+/// The registered chains of the filter table, checked to name no kernel
+/// chain.
 fn registered(sock: &mut Socket, what: &str) -> BTreeSet<String> {
     let (fam, t) = (nft::Family::Ipv4, "nfkeeper_filter");
     let names: BTreeSet<String> = sock
@@ -156,6 +140,22 @@ fn registered(sock: &mut Socket, what: &str) -> BTreeSet<String> {
         assert!(!names.contains(&c.name), "{what}: {} is both", c.name);
     }
     names
+}
+
+/// The kernel holds what the model `rs` does, with exactly `names`
+/// registered, and `verify` agrees.
+fn agree(
+    open: &dyn Fn() -> Socket,
+    settings: Settings,
+    rs: &Ruleset<iptables::Rule>,
+    names: &[&str],
+    what: &str,
+) {
+    let mut out = String::new();
+    iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
+    assert_eq!(kernel_lines(open, settings), lines(&out), "{what}");
+    assert_eq!(registered(&mut open(), what), set(names), "{what}");
+    assert_clean(&mut open(), what);
 }
 
 fn set(names: &[&str]) -> BTreeSet<String> {
@@ -183,7 +183,11 @@ fn run_cases(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
         match want {
             Ok(names) => {
                 assert_eq!(got, Ok(()), "{what}");
-                assert_eq!(kernel_lines(open, settings), eager(&input), "{what}");
+                assert_eq!(
+                    kernel_lines(open, settings),
+                    model_lines(SETUP, &input),
+                    "{what}"
+                );
                 assert_eq!(registered(&mut open(), &what), set(names), "{what}");
             }
             Err(e) => {
@@ -198,22 +202,12 @@ fn run_cases(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
 
 #[test]
 fn registered_chains_in_a_restore_on_the_fake_kernel() {
-    for compile in compiles() {
-        let k = fakekernel::Kernel::new();
-        run_cases(&|| k.socket(), compile);
-    }
+    on_fake_kernels(run_cases);
 }
 
 #[test]
 fn registered_chains_in_a_restore_on_the_kernel() {
-    let done = in_netns(|| {
-        for compile in compiles() {
-            run_cases(&|| Socket::open().expect("socket"), compile);
-        }
-    });
-    if done.is_none() {
-        eprintln!("SKIP: registered_chains_in_a_restore_on_the_kernel needs root");
-    }
+    on_the_kernel(run_cases);
 }
 
 /// (command, whether it succeeds, the registered chains after it): one
@@ -264,32 +258,18 @@ fn run_commands(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
         if let Ok(out) = got {
             assert_eq!(out, want, "{what}: output");
         }
-        let mut out = String::new();
-        iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
-        assert_eq!(kernel_lines(open, settings), lines(&out), "{what}");
-        assert_eq!(registered(&mut open(), &what), set(names), "{what}");
-        assert_clean(&mut open(), &what);
+        agree(open, settings, &rs, names, &what);
     }
 }
 
 #[test]
 fn registered_chains_by_commands_on_the_fake_kernel() {
-    for compile in compiles() {
-        let k = fakekernel::Kernel::new();
-        run_commands(&|| k.socket(), compile);
-    }
+    on_fake_kernels(run_commands);
 }
 
 #[test]
 fn registered_chains_by_commands_on_the_kernel() {
-    let done = in_netns(|| {
-        for compile in compiles() {
-            run_commands(&|| Socket::open().expect("socket"), compile);
-        }
-    });
-    if done.is_none() {
-        eprintln!("SKIP: registered_chains_by_commands_on_the_kernel needs root");
-    }
+    on_the_kernel(run_commands);
 }
 
 /// (the writes of one group, which of them fail, the registered chains
@@ -359,30 +339,16 @@ fn run_groups(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
                 }
             }
         }
-        let mut out = String::new();
-        iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
-        assert_eq!(kernel_lines(open, settings), lines(&out), "{what}");
-        assert_eq!(registered(&mut open(), &what), set(names), "{what}");
-        assert_clean(&mut open(), &what);
+        agree(open, settings, &rs, names, &what);
     }
 }
 
 #[test]
 fn registered_chains_through_the_daemon_on_the_fake_kernel() {
-    for compile in compiles() {
-        let k = fakekernel::Kernel::new();
-        run_groups(&|| k.socket(), compile);
-    }
+    on_fake_kernels(run_groups);
 }
 
 #[test]
 fn registered_chains_through_the_daemon_on_the_kernel() {
-    let done = in_netns(|| {
-        for compile in compiles() {
-            run_groups(&|| Socket::open().expect("socket"), compile);
-        }
-    });
-    if done.is_none() {
-        eprintln!("SKIP: registered_chains_through_the_daemon_on_the_kernel needs root");
-    }
+    on_the_kernel(run_groups);
 }

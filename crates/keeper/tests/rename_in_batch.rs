@@ -19,10 +19,12 @@ use keeper::txn::{apply, Stats, Work, Write};
 use keeper::{Session, Settings, State};
 use nft::Socket;
 use ruleset::{Family, Ruleset, TableKind};
-use testkit::in_netns;
 
 mod rewrite_support;
-use rewrite_support::{assert_clean, compiles, lines, restore, write, Warm};
+use rewrite_support::{
+    assert_clean, kernel_lines, lines, model_lines, on_fake_kernels, on_the_kernel, restore, write,
+    Warm,
+};
 
 /// The filter table before each case. With runs compiled, SVC is a set
 /// run and DISPATCH a verdict map jumping to T1 and T2.
@@ -185,24 +187,6 @@ const CASES: &[(&str, &str, Want)] = &[
     ),
 ];
 
-/// What the model makes of `input` after the setup: the table's lines.
-fn eager(input: &str) -> Vec<String> {
-    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
-    let mut o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
-    iptables::exec::restore(&mut rs, SETUP, &o).expect("setup");
-    o.noflush = true;
-    iptables::exec::restore(&mut rs, input, &o).expect("model");
-    let mut out = String::new();
-    iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
-    lines(&out)
-}
-
-/// The kernel's filter table as a new session reads it.
-fn kernel_lines(open: &dyn Fn() -> Socket, settings: Settings) -> Vec<String> {
-    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
-    lines(&s.save_text(false, Some(TableKind::Filter)).expect("save"))
-}
-
 fn run_cases(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
     let settings = Settings {
         compile,
@@ -220,7 +204,11 @@ fn run_cases(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
         match want {
             Want::Model => {
                 assert_eq!(got, Ok(()), "{what}");
-                assert_eq!(kernel_lines(open, settings), eager(&input), "{what}");
+                assert_eq!(
+                    kernel_lines(open, settings),
+                    model_lines(SETUP, &input),
+                    "{what}"
+                );
             }
             Want::Err(e) => {
                 assert_eq!(got, Err(e.to_string()), "{what}");
@@ -233,22 +221,12 @@ fn run_cases(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
 
 #[test]
 fn renames_in_a_restore_on_the_fake_kernel() {
-    for compile in compiles() {
-        let k = fakekernel::Kernel::new();
-        run_cases(&|| k.socket(), compile);
-    }
+    on_fake_kernels(run_cases);
 }
 
 #[test]
 fn renames_in_a_restore_on_the_kernel() {
-    let done = in_netns(|| {
-        for compile in compiles() {
-            run_cases(&|| Socket::open().expect("socket"), compile);
-        }
-    });
-    if done.is_none() {
-        eprintln!("SKIP: renames_in_a_restore_on_the_kernel needs root");
-    }
+    on_the_kernel(run_cases);
 }
 
 /// (name, the writes of one group, which of them fail, the batches the
@@ -401,20 +379,10 @@ fn run_groups(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
 
 #[test]
 fn renames_in_a_group_on_the_fake_kernel() {
-    for compile in compiles() {
-        let k = fakekernel::Kernel::new();
-        run_groups(&|| k.socket(), compile);
-    }
+    on_fake_kernels(run_groups);
 }
 
 #[test]
 fn renames_in_a_group_on_the_kernel() {
-    let done = in_netns(|| {
-        for compile in compiles() {
-            run_groups(&|| Socket::open().expect("socket"), compile);
-        }
-    });
-    if done.is_none() {
-        eprintln!("SKIP: renames_in_a_group_on_the_kernel needs root");
-    }
+    on_the_kernel(run_groups);
 }

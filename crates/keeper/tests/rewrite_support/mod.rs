@@ -11,9 +11,9 @@ use iptables::parse::{parse, ParseOpts};
 use keeper::read::{read_scoped, Scope};
 use keeper::txn::{Source, Work, Write};
 use keeper::verify::verify_table;
-use keeper::{Error, Session, State};
+use keeper::{Error, Session, Settings, State};
 use nft::Socket;
-use ruleset::{Family, TableKind};
+use ruleset::{Family, Ruleset, TableKind};
 
 /// `input` restored through `s` as iptables-restore with these options;
 /// the error as iptables-restore words it.
@@ -121,4 +121,49 @@ pub fn write(cmds: &[&str]) -> Write {
         prog: "iptables".into(),
         work: Work::Cmds(parsed),
     }
+}
+
+/// What the model makes of the `--noflush` restore `input` after the
+/// restore `setup`: the filter table's lines (see [`lines`]).
+#[allow(dead_code)]
+pub fn model_lines(setup: &str, input: &str) -> Vec<String> {
+    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
+    let mut o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+    iptables::exec::restore(&mut rs, setup, &o).expect("setup");
+    o.noflush = true;
+    iptables::exec::restore(&mut rs, input, &o).expect("model");
+    let mut out = String::new();
+    iptables::exec::save_table(rs.table(Family::Ipv4, TableKind::Filter), false, &mut out);
+    lines(&out)
+}
+
+/// The kernel's filter table as a new session reads it.
+#[allow(dead_code)]
+pub fn kernel_lines(open: &dyn Fn() -> Socket, settings: Settings) -> Vec<String> {
+    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
+    lines(&s.save_text(false, Some(TableKind::Filter)).expect("save"))
+}
+
+/// A test body given how to open a socket and whether runs compile.
+#[allow(dead_code)]
+pub type Body = fn(&dyn Fn() -> Socket, Option<RunOpts>);
+
+/// `body` with each of [`compiles`], each on a fresh fake kernel.
+#[allow(dead_code)]
+pub fn on_fake_kernels(body: Body) {
+    for compile in compiles() {
+        let k = fakekernel::Kernel::new();
+        body(&|| k.socket(), compile);
+    }
+}
+
+/// `body` with each of [`compiles`] on the real kernel, in a fresh
+/// network namespace (skipped, saying so, without root).
+#[allow(dead_code)]
+pub fn on_the_kernel(body: Body) {
+    testkit::in_netns(move || {
+        for compile in compiles() {
+            body(&|| Socket::open().expect("socket"), compile);
+        }
+    });
 }
