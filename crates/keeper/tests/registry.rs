@@ -158,6 +158,16 @@ fn agree(
     assert_clean(&mut open(), what);
 }
 
+/// The kernel and a model both at [`SETUP`]; the model.
+fn set_up(open: &dyn Fn() -> Socket, settings: Settings) -> Ruleset<iptables::Rule> {
+    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
+    restore(&mut s, SETUP, false, false).expect("setup");
+    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
+    let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+    iptables::exec::restore(&mut rs, SETUP, &o).expect("setup");
+    rs
+}
+
 fn set(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|n| n.to_string()).collect()
 }
@@ -237,11 +247,7 @@ fn run_commands(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
         compile,
         ..Default::default()
     };
-    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
-    restore(&mut s, SETUP, false, false).expect("setup");
-    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
-    let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
-    iptables::exec::restore(&mut rs, SETUP, &o).expect("setup");
+    let mut rs = set_up(open, settings);
     for (cmd, ok, names) in COMMANDS {
         let what = format!("{cmd} (compile {compile:?})");
         let words: Vec<&str> = cmd.split(' ').collect();
@@ -313,11 +319,7 @@ fn run_groups(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
         compile,
         ..Default::default()
     };
-    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
-    restore(&mut s, SETUP, false, false).expect("setup");
-    let mut rs: Ruleset<iptables::Rule> = Ruleset::new();
-    let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
-    iptables::exec::restore(&mut rs, SETUP, &o).expect("setup");
+    let mut rs = set_up(open, settings);
     let (mut sock, mut st, mut src) = (open(), State::default(), Warm::default());
     for (i, (group, failing, names)) in GROUPS.iter().enumerate() {
         let what = format!("group {i} (compile {compile:?})");
