@@ -43,9 +43,9 @@ impl Planner<'_> {
     }
 
     /// NEWTABLE, the base chains, the catalog set and the chain registry
-    /// (`compile::registry`) of table `kind`. With
-    /// `model`, the base chains take its policies and policy counters (a
-    /// table written whole); else ACCEPT.
+    /// (`compile::registry`) of table `kind`. With `model`, the base chains
+    /// take its policies and policy counters (a table written whole); else
+    /// ACCEPT.
     ///
     /// Exclusive creations: the view read at the batch's generation says
     /// the table is absent (or this batch deleted it), and the batch fails

@@ -196,11 +196,7 @@ impl Planner<'_> {
     pub(crate) fn is_virtual(&self, kind: TableKind, name: &str) -> bool {
         match self.p.registry.now(self.family, kind, name) {
             Some(v) => v,
-            None => self
-                .view
-                .virtual_chains
-                .get(&kind)
-                .is_some_and(|s| s.contains(name)),
+            None => self.view.is_registered(kind, name),
         }
     }
 

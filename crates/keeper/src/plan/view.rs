@@ -141,6 +141,15 @@ impl KernelView {
         self.fresh_counters.clear();
     }
 
+    /// Whether chain `name` of table `kind` is a registry entry in the
+    /// kernel (as of the last commit or read; a batch being planned may
+    /// have changed it: `Planner::is_virtual`). O(1).
+    pub(crate) fn is_registered(&self, kind: TableKind, name: &str) -> bool {
+        self.virtual_chains
+            .get(&kind)
+            .is_some_and(|s| s.contains(name))
+    }
+
     /// Take a read's rule texts (see [`KernelView::texts`]).
     pub fn install_texts(&mut self, kind: TableKind, texts: ChainTexts) {
         if !texts.is_empty() {

@@ -390,11 +390,8 @@ pub fn fetch_rename_handles(
 ) -> Result<(), nft::Error> {
     for (f, k, old) in rename_sources(writes) {
         let view = st.view(f);
-        let known = view.chain_handles.contains_key(&(k, old.clone()))
-            || view
-                .virtual_chains
-                .get(&k)
-                .is_some_and(|v| v.contains(&old));
+        let known =
+            view.chain_handles.contains_key(&(k, old.clone())) || view.is_registered(k, &old);
         if known || st.model.table(f, k).chain(&old).is_none() {
             continue;
         }
