@@ -42,10 +42,10 @@ impl Planner<'_> {
         }
     }
 
-    /// NEWTABLE, the base chains, the catalog set and the chain registry
-    /// (`compile::registry`) of table `kind`. With `model`, the base chains
-    /// take its policies and policy counters (a table written whole); else
-    /// ACCEPT.
+    /// NEWTABLE, the base chains and the catalog set of table `kind` (the
+    /// chain registry comes with its first chain: see `super::registry`).
+    /// With `model`, the base chains take its policies and policy counters
+    /// (a table written whole); else ACCEPT.
     ///
     /// Exclusive creations: the view read at the batch's generation says
     /// the table is absent (or this batch deleted it), and the batch fails
@@ -81,11 +81,6 @@ impl Planner<'_> {
         set.key_len = Some(catalog::KEY_LEN);
         set.id = Some(self.p.alloc_set_id());
         self.p.batch.add(&set, tag);
-        let id = self.p.alloc_set_id();
-        self.p
-            .batch
-            .add(&compile::registry::set(fam, &tname, id), tag);
-        self.view.registry.insert(kind);
     }
 
     /// Catalog elements of rule `id` (chunk numbers `0..n`).

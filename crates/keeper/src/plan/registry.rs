@@ -36,7 +36,10 @@ struct Write {
     /// Registered after it.
     new: bool,
     /// The view knew the table's registry set to exist (else the write
-    /// creates it first, which is a no-op when it does).
+    /// creates it first, which is a no-op when it does). The set is made
+    /// with a table's first registered chain, not with the table: the
+    /// kernel sizes a new hash set for 64k elements (a 1 MiB bucket array
+    /// per set), which most tables would never use.
     set_known: bool,
     tag: Tag,
 }
