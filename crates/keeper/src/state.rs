@@ -105,6 +105,7 @@ impl State {
     /// Replace what is known of table `k` of family `f` by a read of it.
     pub fn install(&mut self, f: Family, k: TableKind, mut s: Snapshot) {
         self.views[f.index()].install(k, &s);
+        self.views[f.index()].install_registered(k, std::mem::take(&mut s.virtual_chains));
         self.views[f.index()].install_texts(k, std::mem::take(&mut s.texts));
         self.views[f.index()].install_lazy(k, std::mem::take(&mut s.lazy));
         self.foreign.insert((f, k), s.foreign);

@@ -214,26 +214,27 @@ impl Planner<'_> {
             }
         };
         // Known empty (no rule of the model, none foreign, no unread run
-        // set): the kernel would commit nothing and keep its generation,
-        // which a committer counting on the next one must not meet.
-        // A registered chain has no kernel chain to flush.
-        let registered = chain.as_deref().is_some_and(|c| self.is_virtual(kind, c));
+        // set), or a registered chain (no kernel chain to flush): the
+        // kernel would commit nothing and keep its generation, which a
+        // committer counting on the next one must not meet.
         let empty = match chain.as_deref() {
+            Some(c) if self.is_virtual(kind, c) => true,
             Some(c) => {
                 self.view.knows_rules(kind, c, self.opts.whole_model)
                     && t.chain(c).is_some_and(|v| v.len == 0)
+                    && !self
+                        .view
+                        .unread_run_sets
+                        .contains_key(&(kind, chain.clone()))
             }
             None => {
                 t.rule_count() == 0
                     && t.chains()
                         .iter()
                         .all(|v| self.view.knows_rules(kind, v.name, self.opts.whole_model))
+                    && !self.view.unread_run_sets.contains_key(&(kind, None))
             }
-        } && !self
-            .view
-            .unread_run_sets
-            .contains_key(&(kind, chain.clone()))
-            || registered;
+        };
         execute_owned(t, p, out)?;
         // A flushed chain's read end is gone with its rules: an append
         // after the flush must not join a run whose set the flush deletes.

@@ -82,7 +82,8 @@ pub struct KernelView {
     pub(crate) stale_census: Vec<(TableKind, u32, Census)>,
     /// Per table, the user chains that are registry entries, not kernel
     /// chains (see `crate::plan::registry`).
-    pub(crate) virtual_chains: HashMap<TableKind, HashSet<String>>,
+    /// Fx-hashed: looked up for every rule planned.
+    pub(crate) virtual_chains: HashMap<TableKind, ruleset::hash::FxSet<String>>,
     /// Tables whose registry set is known to exist.
     pub(crate) registry: HashSet<TableKind>,
 }
@@ -148,6 +149,13 @@ impl KernelView {
         self.virtual_chains
             .get(&kind)
             .is_some_and(|s| s.contains(name))
+    }
+
+    /// Take a read's registered chains (see [`KernelView::virtual_chains`]).
+    pub fn install_registered(&mut self, kind: TableKind, names: ruleset::hash::FxSet<String>) {
+        if !names.is_empty() {
+            self.virtual_chains.insert(kind, names);
+        }
     }
 
     /// Take a read's rule texts (see [`KernelView::texts`]).
@@ -246,9 +254,6 @@ impl KernelView {
         self.overflow
             .extend(s.overflow.iter().map(|(id, n)| ((kind, *id), *n)));
         self.remember_runs(kind, &s.runs);
-        if !s.virtual_chains.is_empty() {
-            self.virtual_chains.insert(kind, s.virtual_chains.clone());
-        }
         if s.registry {
             self.registry.insert(kind);
         }

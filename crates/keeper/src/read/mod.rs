@@ -68,7 +68,7 @@ pub struct Snapshot {
     pub run_elems: Option<HashMap<String, Vec<SeenElem>>>,
     /// User chains read from the table's registry (see
     /// [`compile::registry`]): in the model, empty, with no kernel chain.
-    pub virtual_chains: HashSet<String>,
+    pub virtual_chains: ruleset::hash::FxSet<String>,
     /// The table's registry set was seen to exist.
     pub registry: bool,
 }
@@ -528,7 +528,7 @@ fn read_chains_and_rules(
         texts: Default::default(),
         lazy: Default::default(),
         run_elems: how.keep_elems.then(HashMap::new),
-        virtual_chains: HashSet::new(),
+        virtual_chains: Default::default(),
         registry: false,
     };
     if sock.get(&nft::Table::new(fam, &tname))?.is_none() {
@@ -536,32 +536,37 @@ fn read_chains_and_rules(
     }
     snap.exists = true;
     // Filter by table here too: a dump request's table filter is advisory.
-    let chains = match scope {
+    let wanted: Vec<&str> = match scope {
         Scope::Part {
             names, rules_of, ..
         } => {
             let named: HashSet<&String> = names.iter().collect();
-            let wanted: Vec<&str> = names
+            names
                 .iter()
                 .chain(rules_of.iter().filter(|r| !named.contains(r)))
                 .map(String::as_str)
-                .collect();
-            let chains = fetch_chains(sock, fam, &tname, &wanted)?;
-            for c in chains.iter().filter(|c| c.table == tname) {
-                add_chain(&mut snap, kind, c);
-            }
+                .collect()
+        }
+        Scope::Table | Scope::Chains => Vec::new(),
+    };
+    let chains = match scope {
+        Scope::Part { .. } => fetch_chains(sock, fam, &tname, &wanted)?,
+        Scope::Table | Scope::Chains => sock.chains(fam, Some(&tname))?,
+    };
+    for c in chains.iter().filter(|c| c.table == tname) {
+        add_chain(&mut snap, kind, c);
+    }
+    // Registered chains (see `compile::registry`): those named that are
+    // no kernel chain, or all of them.
+    match scope {
+        Scope::Part { .. } => {
             let missing: Vec<&str> = wanted
                 .into_iter()
                 .filter(|n| snap.table.chain(n).is_none())
                 .collect();
             fetch_registered(sock, &mut snap, fam, &tname, &missing)?;
-            chains
         }
         Scope::Table | Scope::Chains => {
-            let chains = sock.chains(fam, Some(&tname))?;
-            for c in chains.iter().filter(|c| c.table == tname) {
-                add_chain(&mut snap, kind, c);
-            }
             if let Some(mut names) = registry::dump(sock, fam, &tname, &mut snap.foreign)? {
                 snap.registry = true;
                 // In name order, as listings print them: the model's
@@ -573,9 +578,8 @@ fn read_chains_and_rules(
                     registry::add(&mut snap, n);
                 }
             }
-            chains
         }
-    };
+    }
     let only: Option<&[String]> = match scope {
         Scope::Part { rules_of, .. } => Some(rules_of),
         Scope::Chains => Some(&[]),
