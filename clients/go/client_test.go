@@ -265,26 +265,35 @@ func TestMalformedAnswers(t *testing.T) {
 }
 
 func TestRefusedBeforeTheRequestIsRead(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "d.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
+	for _, tc := range []struct {
+		code     int32
+		message  string
+		stopping bool
+	}{
+		{1, "permission denied: uid 65534 is not root", false},
+		{nfk.CodeStopping, "the daemon is stopping; nothing was applied", true},
+	} {
+		path := filepath.Join(t.TempDir(), "d.sock")
+		ln, err := net.Listen("unix", path)
 		if err != nil {
-			return
+			t.Fatal(err)
 		}
-		send(c, &proto.Error{Code: 1, Message: "permission denied: uid 65534 is not root"})
-		c.Close()
-	}()
-	c := nfk.New(nfk.Options{Path: path})
-	// A large request: its write fails against the closed peer.
-	err = c.Restore(context.Background(), nfk.IPv4, bytes.Repeat([]byte("#"), 4<<20), nfk.RestoreOptions{})
-	var re *nfk.RefusedError
-	if !errors.As(err, &re) || re.Code != 1 || err.Error() != "nfkeeper: permission denied: uid 65534 is not root" {
-		t.Fatalf("%v", err)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			send(c, &proto.Error{Code: tc.code, Message: tc.message})
+			c.Close()
+		}()
+		c := nfk.New(nfk.Options{Path: path})
+		// A large request: its write fails against the closed peer.
+		err = c.Restore(context.Background(), nfk.IPv4, bytes.Repeat([]byte("#"), 4<<20), nfk.RestoreOptions{})
+		ln.Close()
+		var re *nfk.RefusedError
+		if !errors.As(err, &re) || re.Code != int(tc.code) || re.Stopping() != tc.stopping || err.Error() != "nfkeeper: "+tc.message {
+			t.Fatalf("code %d: %v", tc.code, err)
+		}
 	}
 }
 

@@ -65,13 +65,22 @@ func (e *ExchangeError) Unwrap() error { return e.Err }
 
 // RefusedError: the daemon answered with an Error frame and closed the
 // connection. Codes: 1 permission, 2 malformed request or unknown version,
-// 4 too large or server busy.
+// 3 stopping (CodeStopping), 4 too large or server busy.
 type RefusedError struct {
 	Code    int
 	Message string
 }
 
+// CodeStopping is the Error frame code of a daemon that is stopping: it
+// applied nothing of the request, which may be sent again (to the next
+// daemon, or another way).
+const CodeStopping = 3
+
 func (e *RefusedError) Error() string { return "nfkeeper: " + e.Message }
+
+// Stopping reports whether the daemon refused because it is stopping, so
+// that nothing of the request was applied.
+func (e *RefusedError) Stopping() bool { return e.Code == CodeStopping }
 
 // ExitError: the program ran in the daemon and exited with Code (non-zero);
 // Stderr is its error output.

@@ -112,7 +112,13 @@ pub fn serve_client(sh: &Shared, mut s: UnixStream) {
                 return refuse_and_close(s, 2, &msg, linger);
             }
         };
-        if handle(sh, &mut s, &who, req).is_err() {
+        if !sh.begin_request() {
+            let msg = "the daemon is stopping; nothing was applied";
+            return refuse_and_close(s, proto::STOPPING, msg, linger);
+        }
+        let r = handle(sh, &mut s, &who, req);
+        sh.end_request();
+        if r.is_err() {
             return;
         }
     }
@@ -187,6 +193,13 @@ impl io::Write for FrameWriter<'_> {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// The lock of snapshot writing: one snapshot written at a time (a slot's
+/// temporary file is named by process), none while the daemon stops.
+pub(crate) fn snapshot_writing() -> std::sync::MutexGuard<'static, ()> {
+    static WRITING: Mutex<()> = Mutex::new(());
+    WRITING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Queue a write and wait for the writer's answer.
@@ -283,13 +296,12 @@ impl Front<'_> {
         // Written off the reply's path (a file of ~50 MB at 1M rules), one
         // writer at a time: a slot's temporary file is named by process.
         if let (true, Some(slot)) = (printed, slot) {
-            static WRITING: Mutex<()> = Mutex::new(());
             let (text, genid) = (text.clone(), st.genid);
             let foreign = st.foreign.get(&key).cloned().unwrap_or_default();
             let _ = std::thread::Builder::new()
                 .name("snapshot".into())
                 .spawn(move || {
-                    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+                    let _one = snapshot_writing();
                     if let Some(mut w) = slot.writer(genid) {
                         w.feed(text.as_bytes());
                         w.finish(true, &foreign);

@@ -7,8 +7,9 @@
 //! Threads: one acceptor ([`listen`]), one per client connection
 //! ([`conn`]: parses requests, serves reads under a shared lock, queues
 //! writes), one writer ([`writer`]: group commit), one slow timer that
-//! drains nftables events while no request does ([`coherence::tick`]), and
-//! optionally one metrics endpoint ([`metrics`]).
+//! drains nftables events while no request does ([`coherence::tick`]), one
+//! that waits for a stop signal ([`stop`]), and optionally one metrics
+//! endpoint ([`metrics`]).
 //! The protocol is in the `proto` crate and docs/protocol.md.
 
 pub mod coherence;
@@ -17,11 +18,12 @@ pub mod frame;
 pub mod listen;
 pub mod log;
 pub mod metrics;
+pub mod stop;
 pub mod warm;
 pub mod writer;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -44,6 +46,9 @@ socket; nfkeeper's iptables personalities use it when it answers.
   --max-clients N     most concurrent connections (default 1024)
   --idle-timeout SECS close a connection idle or stalled this long (default 60)
   --quiet             no log line per write (errors and foreign changes are still logged)
+
+SIGTERM or SIGINT stops it once the requests in hand are answered; it removes
+its socket, and commands then run in direct mode.
 
 Runs of 16 or more similar rules are kept as one nftables set or verdict map
 lookup (docs/compilation.md); `nfkeeper --no-compile-runs serve` (or
@@ -139,6 +144,15 @@ pub struct Shared {
     pub netns_ino: u64,
     pub clients: AtomicUsize,
     readers_waiting: AtomicUsize,
+    /// Set once a stop signal came ([`stop`]).
+    stopping: AtomicBool,
+    /// Requests being handled, from their arrival to their answer
+    /// ([`Shared::begin_request`]).
+    busy: AtomicUsize,
+    /// Every open connection, through a descriptor of its own, by a
+    /// number ([`Shared::register`]): the stop answers them.
+    conns: Mutex<std::collections::HashMap<u64, std::os::unix::net::UnixStream>>,
+    next_conn: AtomicU64,
     /// The netlink socket every commit goes through (`None` until the
     /// model is loaded). Whoever holds it is the writer: the writer
     /// thread, or a connection thread committing inline when idle.
@@ -360,8 +374,11 @@ pub struct Kernel {
     pub events: Result<nft::EventSocket, nft::Error>,
 }
 
-/// Run the daemon until killed. Errors at start-up are returned.
+/// Run the daemon until a stop signal ([`stop`]) or until killed. Errors
+/// at start-up are returned.
 pub fn serve(cfg: Config) -> Result<(), String> {
+    // Before any thread starts: only the stop thread takes the signals.
+    stop::block_signals();
     // The metrics endpoint listens where the caller is (the host, for a
     // daemon serving a named namespace), so bind it before entering.
     let metrics = match &cfg.metrics {
@@ -384,6 +401,9 @@ pub fn serve(cfg: Config) -> Result<(), String> {
         events: nft::EventSocket::open(),
     };
     let (sh, listener) = start(cfg, kernel, ino, &path)?;
+    let bound = stop::BoundSocket::new(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let stop_listener = listener.try_clone().map_err(|e| e.to_string())?;
+    stop::watch(sh.clone(), bound, stop_listener).map_err(|e| e.to_string())?;
     if let Some(l) = metrics {
         listen::metrics_endpoint(sh.clone(), l)?;
     }
@@ -421,6 +441,10 @@ pub fn start(
         netns_ino: ino,
         clients: AtomicUsize::new(0),
         readers_waiting: AtomicUsize::new(0),
+        stopping: AtomicBool::new(false),
+        busy: AtomicUsize::new(0),
+        conns: Mutex::new(std::collections::HashMap::new()),
+        next_conn: AtomicU64::new(0),
         kernel: Mutex::new(None),
         save_texts: Mutex::new(std::collections::HashMap::new()),
         snap_cookie,

@@ -146,10 +146,12 @@ impl Pool {
             // the loop spins while the connection waits in the backlog).
             match accepted {
                 Ok((s, _)) => {
+                    let known = self.sh.register(&s);
                     if last {
                         self.spawn();
                     }
                     self.serve(s);
+                    drop(known);
                 }
                 Err(e) => {
                     if let Some(pause) = accept_backoff(&e) {

@@ -91,10 +91,20 @@ pub fn run(req: &Request, prog: &str, s: &Settings, out: &mut dyn Write) -> Opti
 }
 
 /// The exit code of a call's result (a failure worded on stderr); `None`
-/// when nothing was sent in auto mode (use direct mode).
+/// in auto mode when nothing was sent or the daemon, stopping, did
+/// nothing for it (use direct mode).
 fn finish(r: Result<(i32, Vec<proto::OpResult>), ClientError>, prog: &str, m: Mode) -> Option<i32> {
     Some(match r {
         Ok((code, _)) => code,
+        // The daemon is going away and did nothing: as if it were gone.
+        Err(ClientError::Refused { code, .. }) if code == proto::STOPPING && m == Mode::Auto => {
+            return None
+        }
+        // Forced daemon mode: iptables' exit code for a resource problem.
+        Err(ClientError::Refused { code, message }) if code == proto::STOPPING => {
+            eprintln!("{prog}: {message}");
+            4
+        }
         Err(ClientError::Refused { code, message }) => {
             eprintln!("{prog}: {message}");
             code
@@ -165,4 +175,39 @@ pub fn capture(req: &Request, s: &Settings) -> Option<Result<String, String>> {
         Err(ClientError::Refused { message, .. }) => Err(message),
         Err(e) => Err(e.to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(code: i32) -> Result<(i32, Vec<proto::OpResult>), ClientError> {
+        Err(ClientError::Refused {
+            code,
+            message: "m".into(),
+        })
+    }
+
+    /// Only a stopping daemon's refusal sends an auto-mode command to
+    /// direct mode; other refusals and answers are final.
+    #[test]
+    fn which_answers_fall_back_to_direct_mode() {
+        let eof = || Err(ClientError::Proto(proto::ProtoError::Eof));
+        let cases: Vec<(&str, Result<_, _>, Mode, Option<i32>)> = vec![
+            ("stopping, auto", refused(proto::STOPPING), Mode::Auto, None),
+            (
+                "stopping, daemon",
+                refused(proto::STOPPING),
+                Mode::Daemon,
+                Some(4),
+            ),
+            ("busy, auto", refused(4), Mode::Auto, Some(4)),
+            ("permission, auto", refused(1), Mode::Auto, Some(1)),
+            ("answered", Ok((2, Vec::new())), Mode::Auto, Some(2)),
+            ("cut off, auto", eof(), Mode::Auto, Some(1)),
+        ];
+        for (what, r, m, want) in cases {
+            assert_eq!(finish(r, "iptables", m), want, "{what}");
+        }
+    }
 }

@@ -29,6 +29,10 @@ pub const DEFAULT_MAX_REQUEST: usize = 64 << 20;
 /// The client's default limit on one reply frame.
 pub const DEFAULT_MAX_REPLY: usize = 1 << 30;
 
+/// Error frame code: the daemon is stopping and did nothing for the
+/// request (it may be sent again; the CLI runs it in direct mode).
+pub const STOPPING: i32 = 3;
+
 /// Address family of a request: wire value 4 or 6.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fam {

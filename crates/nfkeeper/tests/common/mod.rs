@@ -270,13 +270,31 @@ impl Ns {
 
 impl Drop for Ns {
     fn drop(&mut self) {
-        // A namespace lives on while processes run in it: end ours first.
-        if let Ok(o) = Command::new("ip")
-            .args(["netns", "pids", &self.name])
-            .output()
-        {
-            for pid in String::from_utf8_lossy(&o.stdout).split_whitespace() {
-                let _ = Command::new("kill").args(["-9", pid]).status();
+        // A namespace lives on while processes run in it: end ours first,
+        // politely (a daemon then removes its socket file from the host's
+        // /run), then for sure.
+        let pids = || -> Vec<String> {
+            Command::new("ip")
+                .args(["netns", "pids", &self.name])
+                .output()
+                .map(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .split_whitespace()
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut left = pids();
+        if !left.is_empty() {
+            let _ = Command::new("kill").arg("-TERM").args(&left).status();
+            let t0 = std::time::Instant::now();
+            while !left.is_empty() && t0.elapsed() < std::time::Duration::from_secs(2) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                left = pids();
+            }
+            if !left.is_empty() {
+                let _ = Command::new("kill").arg("-9").args(&left).status();
             }
         }
         let _ = Command::new("ip")
