@@ -112,9 +112,23 @@ impl State {
         self.model.replace_table(s.table);
     }
 
-    /// Forget everything (direct mode, before reading for another attempt).
+    /// Forget everything (direct mode, before reading for another attempt)
+    /// but which registries are full (learnt from a refusal, not a read).
     pub fn clear(&mut self) {
+        let full = self
+            .views
+            .each_mut()
+            .map(|v| std::mem::take(&mut v.registry_full));
         *self = State::default();
+        for (v, f) in self.views.iter_mut().zip(full) {
+            v.registry_full = f;
+        }
+    }
+
+    /// The kernel refused to add to table `k`'s registry as beyond its
+    /// capacity (see [`crate::plan::KernelView::registry_full`]).
+    pub(crate) fn registry_is_full(&mut self, f: Family, k: TableKind) {
+        self.views[f.index()].registry_full.insert(k);
     }
 
     /// What committed model transactions left to free (see the field):

@@ -354,3 +354,132 @@ fn registered_chains_through_the_daemon_on_the_fake_kernel() {
 fn registered_chains_through_the_daemon_on_the_kernel() {
     on_the_kernel(run_groups);
 }
+
+/// Chain names `F0`.. of `n` chains, with `prefix`.
+fn many(prefix: &str, n: u32) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// (what, the commands of the write or, for `None`, a restore of SETUP
+/// replacing the table, the registered chains after it)
+type DaemonStep = (&'static str, Option<Vec<String>>, &'static [&'static str]);
+
+/// A registry set has a capacity (`compile::registry::capacity`): a batch
+/// the kernel refuses as beyond it is planned again with that table's new
+/// chains as kernel chains — in a restore, in direct commands, and in the
+/// daemon, whose view keeps the registry full until a batch of its own
+/// replaces the table.
+fn run_full(open: &dyn Fn() -> Socket, compile: Option<RunOpts>) {
+    let settings = Settings {
+        compile,
+        ..Default::default()
+    };
+    // SETUP registers E1 and E2: the set is made with the least capacity.
+    let cap = compile::registry::MIN_CAPACITY;
+    let mut rs = set_up(open, settings);
+    let what = format!("a restore beyond the capacity (compile {compile:?})");
+    let decl: String = many("F", cap)
+        .iter()
+        .map(|c| format!(":{c} - [0:0]\n"))
+        .collect();
+    let input = format!("*filter\n{decl}COMMIT\n");
+    let mut s = Session::with_socket(open(), Family::Ipv4, settings);
+    assert_eq!(restore(&mut s, &input, true, false), Ok(()), "{what}");
+    let mut o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+    o.noflush = true;
+    iptables::exec::restore(&mut rs, &input, &o).expect("model");
+    agree(open, settings, &rs, &["E1", "E2"], &what);
+    // The next command's batch fits: registered again.
+    let what = format!("-N after the full restore (compile {compile:?})");
+    let p = iptables::parse::parse(
+        &["-N", "G"],
+        iptables::parse::ParseOpts::command(Family::Ipv4, "iptables"),
+    )
+    .expect("parse");
+    iptables::exec::execute(rs.table_mut(Family::Ipv4, p.table), &p, &mut String::new())
+        .expect("model");
+    Session::with_socket(open(), Family::Ipv4, settings)
+        .iptables(p)
+        .expect(&what);
+    agree(open, settings, &rs, &["E1", "E2", "G"], &what);
+
+    // The daemon: one group fills the registry, later ones see it full
+    // until a restore of its own replaces the table.
+    let opts = PlanOpts {
+        echo: true,
+        compile,
+        whole_model: true,
+        plain_appends: false,
+    };
+    let (mut sock, mut st, mut src) = (open(), State::default(), Warm::default());
+    let fill: Vec<String> = many("H", cap).iter().map(|c| format!("-N {c}")).collect();
+    let one = |c: &str| vec![c.to_string()];
+    let steps: [DaemonStep; 4] = [
+        ("the daemon fills it", Some(fill), &["E1", "E2", "G"]),
+        (
+            "the daemon's next -N",
+            Some(one("-N K")),
+            &["E1", "E2", "G"],
+        ),
+        ("the daemon replaces the table", None, &["E1", "E2"]),
+        (
+            "the daemon's -N after it",
+            Some(one("-N L")),
+            &["E1", "E2", "L"],
+        ),
+    ];
+    for (step, cmds, names) in steps {
+        let what = format!("{step} (compile {compile:?})");
+        let w = match &cmds {
+            Some(cmds) => write(&cmds.iter().map(String::as_str).collect::<Vec<_>>()),
+            None => Write {
+                work: Work::Restore(keeper::txn::Restore {
+                    input: SETUP.to_string(),
+                    noflush: false,
+                    counters: false,
+                    test: false,
+                    table: None,
+                }),
+                ..write(&[])
+            },
+        };
+        let done = apply(
+            &mut sock,
+            &mut st,
+            &mut src,
+            opts,
+            &[w],
+            &mut Stats::default(),
+        );
+        assert!(done[0].is_ok(), "{what}: {:?}", done[0]);
+        match &cmds {
+            Some(cmds) => {
+                for c in cmds {
+                    let p = iptables::parse::parse(
+                        &c.split(' ').collect::<Vec<_>>(),
+                        iptables::parse::ParseOpts::command(Family::Ipv4, "iptables"),
+                    )
+                    .expect("parse");
+                    let t = rs.table_mut(Family::Ipv4, p.table);
+                    iptables::exec::execute(t, &p, &mut String::new()).expect("model");
+                }
+            }
+            None => {
+                rs = Ruleset::new();
+                let o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
+                iptables::exec::restore(&mut rs, SETUP, &o).expect("model");
+            }
+        }
+        agree(open, settings, &rs, names, &what);
+    }
+}
+
+#[test]
+fn a_full_registry_makes_kernel_chains_on_the_fake_kernel() {
+    on_fake_kernels(run_full);
+}
+
+#[test]
+fn a_full_registry_makes_kernel_chains_on_the_kernel() {
+    on_the_kernel(run_full);
+}

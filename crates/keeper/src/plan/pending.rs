@@ -165,6 +165,12 @@ impl Pending {
         &mut self.batch
     }
 
+    /// The table whose registry message `seq` of this batch adds
+    /// elements to, if it is one (see `super::registry::Writes::adds_at`).
+    pub(crate) fn registry_adds_at(&self, seq: u32) -> Option<(Family, TableKind)> {
+        self.registry.adds_at(seq)
+    }
+
     /// Append the coalesced [`Pending::censuses`] to the batch: per run the
     /// first change's `old` and the last one's `new`, tagged as the last.
     /// O(changes).

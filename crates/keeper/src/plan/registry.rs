@@ -10,6 +10,12 @@
 //! `-A C …` in one restore creates the kernel chain and no element at all.
 //! The view learns the new states when the batch commits
 //! ([`Writes::settle`]).
+//!
+//! A registry set has a capacity ([`registry::capacity`]). A batch whose
+//! element adds the kernel refuses as beyond it (`ENFILE`) is planned
+//! again with the table's registry marked full
+//! ([`KernelView::registry_full`]): its new chains are then kernel chains,
+//! as every chain was before the registry.
 
 use super::{KernelView, Planner};
 use compile::{layout, registry};
@@ -63,6 +69,12 @@ pub(crate) struct Writes {
     /// Each changed chain's state now, by table then name (looked up by
     /// `&str` on every rule planned).
     now: FxMap<(Family, TableKind), FxMap<String, bool>>,
+    /// The element-adding messages written, as sequence ranges
+    /// `[first, end)`, and their table: a refusal of one names a full
+    /// registry ([`Writes::adds_at`]).
+    adds: Vec<(u32, u32, Family, TableKind)>,
+    /// Tables this batch deleted (their registry with them).
+    dropped: Vec<(Family, TableKind)>,
 }
 
 impl Writes {
@@ -81,7 +93,10 @@ impl Writes {
             Some(n) => {
                 t.insert(n.clone(), w.new);
             }
-            None => t.clear(),
+            None => {
+                t.clear();
+                self.dropped.push((w.family, w.kind));
+            }
         }
         self.log.push(w);
     }
@@ -107,6 +122,7 @@ impl Writes {
         }
         let log: Vec<Write> = self.log.drain(..).take(m).collect();
         self.now.clear();
+        self.dropped.clear();
         for w in log {
             self.push(w);
         }
@@ -156,7 +172,8 @@ impl Writes {
                 }
             }
             if t.create_set && !adds.is_empty() {
-                batch.add(&registry::set(fam, &tname, *set_id), adds[0].1);
+                let set = registry::set(fam, &tname, *set_id, registry::capacity(adds.len()));
+                batch.add(&set, adds[0].1);
                 *set_id += 1;
             }
             for (list, add) in [(dels, false), (adds, true)] {
@@ -165,7 +182,8 @@ impl Writes {
                     if add {
                         // Exclusive: a name registered meanwhile fails the
                         // batch rather than hide a change.
-                        batch.create(&es, part[0].1);
+                        let first = batch.create(&es, part[0].1);
+                        self.adds.push((first, batch.next_seq(), key.0, key.1));
                     } else {
                         batch.delete(&es, part[0].1);
                     }
@@ -174,9 +192,23 @@ impl Writes {
         }
     }
 
+    /// The table whose registry message `seq` adds elements to, if it is
+    /// one: a refusal of it with `ENFILE` means that registry is full.
+    pub(crate) fn adds_at(&self, seq: u32) -> Option<(Family, TableKind)> {
+        self.adds
+            .iter()
+            .find(|(first, end, ..)| (*first..*end).contains(&seq))
+            .map(|(_, _, f, k)| (*f, *k))
+    }
+
     /// After the batch committed: the view of `family` takes each changed
-    /// chain's state.
+    /// chain's state; a table deleted takes a registry with room again.
     pub(crate) fn settle(&self, family: Family, view: &mut KernelView) {
+        for (f, kind) in &self.dropped {
+            if *f == family {
+                view.registry_full.remove(kind);
+            }
+        }
         for ((f, kind), names) in &self.now {
             if *f != family {
                 continue;
@@ -207,7 +239,7 @@ impl Planner<'_> {
     /// Register (`on`) or unregister chain `name`; a no-op when it already
     /// is so. A name too long for a key is never registered.
     pub(crate) fn set_virtual(&mut self, kind: TableKind, name: &str, on: bool) -> bool {
-        if on && registry::key(name).is_none() {
+        if on && (registry::key(name).is_none() || self.registry_is_full(kind)) {
             return false;
         }
         let old = self.is_virtual(kind, name);
@@ -223,6 +255,13 @@ impl Planner<'_> {
             });
         }
         true
+    }
+
+    /// Whether table `kind`'s registry has no room (as the kernel said),
+    /// and this batch did not replace it with a new one.
+    fn registry_is_full(&self, kind: TableKind) -> bool {
+        self.view.registry_full.contains(&kind)
+            && !self.p.registry.dropped.contains(&(self.family, kind))
     }
 
     /// Table `kind` is deleted by this batch: its registry goes with it.

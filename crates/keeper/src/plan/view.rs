@@ -86,6 +86,12 @@ pub struct KernelView {
     pub(crate) virtual_chains: HashMap<TableKind, ruleset::hash::FxSet<String>>,
     /// Tables whose registry set is known to exist.
     pub(crate) registry: HashSet<TableKind>,
+    /// Tables whose registry set refused an element as beyond its capacity
+    /// (see `crate::plan::registry`): chains registered from now on are
+    /// kernel chains. Learnt from the refusal, so kept across the re-reads
+    /// of one write ([`KernelView::forget`], `State::clear`); dropped when
+    /// a batch of ours deletes the table.
+    pub(crate) registry_full: HashSet<TableKind>,
 }
 
 /// Rules by chain, then canonical text (see [`crate::read::Snapshot::texts`]).

@@ -176,6 +176,16 @@ pub(crate) fn drive<P: Plan>(
             Ok(rep) => {
                 plan.undone(st, src, &pending, false);
                 let first = rep.outcome.errors.first();
+                // A registry beyond its capacity: planned again with that
+                // table's new chains as kernel chains (this ends: the
+                // table's registry gets no more adds).
+                let full = first
+                    .filter(|e| -e.code == libc::ENFILE)
+                    .and_then(|e| pending.registry_adds_at(e.seq));
+                if let Some((f, k)) = full {
+                    st.registry_is_full(f, k);
+                    continue;
+                }
                 let refusal = first.and_then(|e| e.tag.map(|t| (t, -e.code, e.seq)));
                 match refusal.and_then(|r| plan.write_of(r.0).filter(|i| *i < n).map(|i| (i, r))) {
                     Some((i, r)) => {
