@@ -113,7 +113,7 @@ pub fn serve_client(sh: &Shared, mut s: UnixStream) {
             }
         };
         if !sh.begin_request() {
-            let msg = "the daemon is stopping; nothing was applied";
+            let msg = crate::stop::STOPPING_MESSAGE;
             return refuse_and_close(s, proto::STOPPING, msg, linger);
         }
         let r = handle(sh, &mut s, &who, req);

@@ -36,6 +36,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// What a request refused by a stopping daemon is told.
+pub(crate) const STOPPING_MESSAGE: &str = "the daemon is stopping; nothing was applied";
+
 /// The signals that stop the daemon.
 fn stop_signals() -> libc::sigset_t {
     // SAFETY: sigemptyset/sigaddset initialise and fill the set we own.
@@ -117,7 +120,7 @@ pub fn stop(sh: &Shared, bound: &BoundSocket, listener: &UnixListener) {
     proto::encode_reply(
         &proto::Reply::Error {
             code: proto::STOPPING,
-            message: "the daemon is stopping; nothing was applied".into(),
+            message: STOPPING_MESSAGE.into(),
         },
         &mut frame,
     );
