@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod daemon_support;
-use daemon_support::{Ns, BIN};
+use daemon_support::{wait_for, Ns, BIN};
 
 /// `nfkeeper serve --socket SOCK` in `ns`, logging to `log`, once it
 /// answers.
@@ -24,14 +24,7 @@ fn serve(ns: &Ns, sock: &Path, log: &Path) -> Child {
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .expect("spawn nfkeeper serve");
-    let t0 = Instant::now();
-    while std::os::unix::net::UnixStream::connect(sock).is_err() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "serve did not start"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for(sock);
     child
 }
 

@@ -88,6 +88,18 @@ pub fn undated(b: &[u8]) -> String {
         .collect()
 }
 
+/// Wait (at most 10 s) until a daemon answers at `sock`.
+pub fn wait_for(sock: &Path) {
+    let t0 = Instant::now();
+    while std::os::unix::net::UnixStream::connect(sock).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "serve did not start"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// `nfkeeper serve` in a namespace; killed on drop.
 pub struct Serve {
     pub child: Child,
@@ -122,14 +134,7 @@ impl Serve {
             child,
             sock: sock.to_path_buf(),
         };
-        let t0 = Instant::now();
-        while std::os::unix::net::UnixStream::connect(sock).is_err() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "serve did not start"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for(sock);
         s
     }
 
