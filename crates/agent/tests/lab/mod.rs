@@ -163,6 +163,20 @@ fn spawn_in(ns: &str, args: &[&str], log: &Path) -> Child {
         .expect("spawn under ip netns exec")
 }
 
+/// SIGTERM `c`'s whole process group, wait up to 2 s for `c` to end
+/// (a daemon then removes its socket file from the host's /run), then
+/// [`kill_group`].
+pub fn stop_group(c: &mut Child) {
+    if let Some(pid) = rustix::process::Pid::from_raw(c.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+        let t0 = Instant::now();
+        while matches!(c.try_wait(), Ok(None)) && t0.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    kill_group(c);
+}
+
 /// SIGKILL `c`'s whole process group, then reap it.
 pub fn kill_group(c: &mut Child) {
     if let Some(pid) = rustix::process::Pid::from_raw(c.id() as i32) {
@@ -675,7 +689,7 @@ impl Drop for Lab {
         for h in &mut self.hosts {
             for c in [h.agent.take(), h.daemon.take()].into_iter().flatten() {
                 let mut c = c;
-                kill_group(&mut c);
+                stop_group(&mut c);
             }
         }
         self.stop_etcd();
