@@ -127,7 +127,7 @@ impl State {
 
     /// The kernel refused to add to table `k`'s registry as beyond its
     /// capacity (see [`crate::plan::KernelView::registry_full`]).
-    pub(crate) fn registry_is_full(&mut self, f: Family, k: TableKind) {
+    pub(crate) fn mark_registry_full(&mut self, f: Family, k: TableKind) {
         self.views[f.index()].registry_full.insert(k);
     }
 

@@ -183,7 +183,7 @@ pub(crate) fn drive<P: Plan>(
                     .filter(|e| -e.code == libc::ENFILE)
                     .and_then(|e| pending.registry_adds_at(e.seq));
                 if let Some((f, k)) = full {
-                    st.registry_is_full(f, k);
+                    st.mark_registry_full(f, k);
                     continue;
                 }
                 let refusal = first.and_then(|e| e.tag.map(|t| (t, -e.code, e.seq)));
