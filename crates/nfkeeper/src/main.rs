@@ -128,13 +128,26 @@ in an iptables-save file (PATH.4 / PATH.6), and never touch the kernel.
 /// calls on every start, and tools start this binary once per rule. So a
 /// broken pipe ends an iptables personality as it ends iptables (SIGPIPE;
 /// the long-running subcommands ignore it, see [`ignore_sigpipe`]), and a
-/// stack overflow is a plain SIGSEGV. Arguments and environment come from
-/// std as usual (glibc hands them to std's initialiser before `main`).
+/// stack overflow is a plain SIGSEGV. Arguments are taken from `argv`
+/// here, not from `std::env::args` (which only glibc fills before `main`;
+/// musl's start-up does not); the environment comes from std as usual.
 /// stdout is flushed here because no std runtime does it at exit.
+///
+/// # Safety
+///
+/// Called by the C library only: `argv` holds `argc` valid NUL-terminated
+/// strings, alive for the whole process.
 #[cfg(not(test))]
 #[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
-    let code = run();
+pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    // SAFETY: see the function's contract.
+    let raw = (0..usize::try_from(argc).unwrap_or(0))
+        .map(|i| unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) }.to_bytes());
+    // Arguments as iptables takes them: any bytes (see iptables::bytes).
+    let args = raw
+        .map(|a| iptables::bytes::decode(a).into_owned())
+        .collect();
+    let code = run(args);
     let _ = std::io::stdout().flush();
     code.clamp(0, 255)
 }
@@ -150,14 +163,7 @@ fn ignore_sigpipe() {
     }
 }
 
-fn run() -> i32 {
-    // Arguments as iptables takes them: any bytes (see iptables::bytes).
-    let args: Vec<String> = std::env::args_os()
-        .map(|a| {
-            use std::os::unix::ffi::OsStrExt;
-            iptables::bytes::decode(a.as_bytes()).into_owned()
-        })
-        .collect();
+fn run(args: Vec<String>) -> i32 {
     let argv0 = args.first().map(String::as_str).unwrap_or("nfkeeper");
     let base = argv0.rsplit('/').next().unwrap_or(argv0);
     let env = settings::Env::read();

@@ -129,11 +129,11 @@ fn send_fd(s: RawFd, fd: RawFd) -> io::Result<()> {
         m.msg_iov = &mut iov;
         m.msg_iovlen = 1;
         m.msg_control = cbuf.as_mut_ptr().cast();
-        m.msg_controllen = libc::CMSG_SPACE(4) as usize;
+        m.msg_controllen = libc::CMSG_SPACE(4) as _;
         let c = libc::CMSG_FIRSTHDR(&m);
         (*c).cmsg_level = libc::SOL_SOCKET;
         (*c).cmsg_type = libc::SCM_RIGHTS;
-        (*c).cmsg_len = libc::CMSG_LEN(4) as usize;
+        (*c).cmsg_len = libc::CMSG_LEN(4) as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<RawFd>(), fd);
         if libc::sendmsg(s, &m, libc::MSG_NOSIGNAL) != 1 {
             return Err(io::Error::last_os_error());
@@ -312,7 +312,7 @@ unsafe fn recv_fd(c: RawFd) -> Option<RawFd> {
     m.msg_iov = &mut iov;
     m.msg_iovlen = 1;
     m.msg_control = cbuf.as_mut_ptr().cast();
-    m.msg_controllen = std::mem::size_of_val(&cbuf);
+    m.msg_controllen = std::mem::size_of_val(&cbuf) as _;
     if libc::recvmsg(c, &mut m, libc::MSG_CMSG_CLOEXEC) < 0 {
         return None;
     }
