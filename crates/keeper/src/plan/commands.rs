@@ -28,7 +28,7 @@ impl Planner<'_> {
             && (self.p.tails.contains_key(&key) || self.opts.whole_model);
         if runs && !self.p.tails.contains_key(&key) {
             let tail = self.tail_from_model(kind, t, chain);
-            self.p.tails.insert(key, tail);
+            self.p.tails.insert(key.clone(), tail);
         }
         let before = t.chain(chain).map(|c| c.len).unwrap_or(0);
         execute_owned(t, p, out)?;
@@ -42,6 +42,16 @@ impl Planner<'_> {
         for (id, r, c) in added {
             if !runs {
                 self.new_rule(kind, chain, id, &r, c, Placement::Append, None)?;
+                // The chain now ends with this plain rule: a later write of
+                // the batch must not join the run before it (a write
+                // replayed plain because that run's set is full).
+                if let Some(tail) = self.p.tails.get_mut(&key) {
+                    tail.run = None;
+                    match self.view.locs.get(&(kind, id)) {
+                        Some(loc) => tail.plain.push((id, r, c, *loc)),
+                        None => tail.plain.clear(),
+                    }
+                }
                 continue;
             }
             // An identical rule before it: the run may hold its key.

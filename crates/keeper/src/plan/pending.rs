@@ -71,7 +71,8 @@ pub struct Pending {
     /// appends to them join or start runs.
     pub(crate) tails: HashMap<(Family, TableKind, String), Tail>,
     /// Tags of writes that added a rule to an existing run: the kernel
-    /// refuses it (EEXIST) when the rule's key is already in the run, and
+    /// refuses it when the rule's key is already in the run (EEXIST) or
+    /// the run's set is full (ENFILE, see `compile::runs::capacity`), and
     /// that write is then replayed with plain appends.
     pub(crate) joined: HashSet<Tag>,
     /// Chains a `--noflush` restore rewrites, their flush deferred (see

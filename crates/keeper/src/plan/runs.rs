@@ -213,7 +213,9 @@ impl Planner<'_> {
                     (i == 0 && c != Counters::default()).then_some(c)
                 });
                 // EXCL: a key already in the run makes the kernel refuse
-                // the batch (see `joined_run`).
+                // the batch (EEXIST), as does a full set (ENFILE, see
+                // `compile::runs::capacity`); the write is then planned
+                // again with plain appends (`Pending::joined`).
                 self.p
                     .batch
                     .create(&SetElems::new(fam, &tname, &set, els), self.p.tag);
@@ -233,6 +235,9 @@ impl Planner<'_> {
                     t.census = new;
                 }
                 if let Some(ri) = index {
+                    // Run bookkeeping a refused batch must not leave behind
+                    // (a join is refused when the set is full).
+                    self.p.side_effects.insert((family, kind));
                     self.view.members.insert((kind, id), ri);
                     self.view.locs.remove(&(kind, id));
                     if let Some(run) = self.view.runs.get_mut(ri as usize).and_then(Option::as_mut)
@@ -432,6 +437,9 @@ impl Planner<'_> {
             s.data_type = Some(DATA_TYPE_VERDICT);
         }
         s.exprs = vec![counter(Counters::default())];
+        if !set.interval {
+            s.size = compile::runs::capacity(set.elems.len());
+        }
         s.id = Some(sid);
         self.p.batch.add(&s, self.p.tag);
         let mut elems = Vec::with_capacity(set.elems.len().min(ELEMS_PER_MSG));

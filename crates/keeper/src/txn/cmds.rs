@@ -205,9 +205,12 @@ impl Plan for Cmds<'_> {
     ) -> Option<Self::Answer> {
         let i = tag as usize;
         let w = self.group[i];
-        // A run refused a key it already has: replay the write with plain
-        // appends.
-        if errno == libc::EEXIST && pending.joined.contains(&(i as Tag)) && self.plain.insert(i) {
+        // A run refused a key it already has, or had no room for it:
+        // replay the write with plain appends.
+        if matches!(errno, libc::EEXIST | libc::ENFILE)
+            && pending.joined.contains(&(i as Tag))
+            && self.plain.insert(i)
+        {
             return None;
         }
         if let Some(e) = src.explain(sock, w, errno) {

@@ -193,7 +193,10 @@ impl Plan for RestorePlan<'_> {
         (tag, errno, seq): (Tag, i32, u32),
     ) -> Option<Self::Answer> {
         let line = tag as usize;
-        if errno == libc::EEXIST && !pending.joined.is_empty() && !self.plain {
+        // A run refused a key it already has, or had no room for it:
+        // replay the restore with plain appends.
+        if matches!(errno, libc::EEXIST | libc::ENFILE) && !pending.joined.is_empty() && !self.plain
+        {
             self.plain = true;
             return None;
         }
