@@ -8,7 +8,7 @@
 //! full run compiled again where the planner can (a new run from the
 //! plain rule that follows it). On the fake kernel and on the real one.
 
-use compile::runs::{capacity, RunOpts, SET_PREFIX};
+use compile::runs::{capacity, RunOpts};
 use keeper::plan::PlanOpts;
 use keeper::txn::{apply, Stats, Write};
 use keeper::{Session, Settings, State};
@@ -17,7 +17,8 @@ use ruleset::Family;
 
 mod rewrite_support;
 use rewrite_support::{
-    assert_clean, kernel_lines, lines, on_fake_kernels, on_the_kernel, restore, write, Warm,
+    assert_clean, kernel_lines, lines, on_fake_kernels, on_the_kernel, restore, run_sizes, write,
+    Warm,
 };
 
 /// Rules in the run the setup makes: its set gets the least capacity.
@@ -36,23 +37,6 @@ fn table(rules: std::ops::Range<usize>) -> String {
         s.push('\n');
     }
     s
-}
-
-/// Element counts of the run sets of our filter table, smallest first.
-fn run_sizes(sock: &mut Socket) -> Vec<usize> {
-    let mut sizes: Vec<usize> = sock
-        .sets(nft::Family::Ipv4, Some("nfkeeper_filter"))
-        .expect("sets")
-        .into_iter()
-        .filter(|s| s.name.starts_with(SET_PREFIX))
-        .map(|s| {
-            sock.set_elems(nft::Family::Ipv4, "nfkeeper_filter", &s.name)
-                .expect("elements")
-                .len()
-        })
-        .collect();
-    sizes.sort_unstable();
-    sizes
 }
 
 #[derive(Clone, Copy, Debug)]

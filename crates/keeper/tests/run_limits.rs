@@ -6,10 +6,13 @@
 use compile::runs::{RunOpts, MAX_LEN};
 use iptables::exec::RestoreOpts;
 use iptables::parse::{parse, ParseOpts};
-use keeper::verify::{socket, verify_table};
+use keeper::verify::socket;
 use keeper::Session;
 use ruleset::{Family, TableKind};
 use testkit::in_netns;
+
+mod rewrite_support;
+use rewrite_support::{assert_clean, run_sizes};
 
 fn rule(i: usize) -> String {
     format!(
@@ -18,40 +21,6 @@ fn rule(i: usize) -> String {
         (i >> 8) & 255,
         i & 255
     )
-}
-
-/// Element counts of the run sets in our filter table.
-fn run_sizes() -> Vec<usize> {
-    let mut sock = socket().expect("socket");
-    let mut sizes: Vec<usize> = sock
-        .sets(nft::Family::Ipv4, Some("nfkeeper_filter"))
-        .expect("sets")
-        .into_iter()
-        .filter(|s| s.name.starts_with(compile::runs::SET_PREFIX))
-        .map(|s| {
-            sock.set_elems(nft::Family::Ipv4, "nfkeeper_filter", &s.name)
-                .expect("elements")
-                .len()
-        })
-        .collect();
-    sizes.sort_unstable();
-    sizes
-}
-
-fn clean() {
-    let rep = verify_table(
-        &mut socket().expect("socket"),
-        Family::Ipv4,
-        TableKind::Filter,
-    )
-    .expect("verify")
-    .expect("table");
-    assert!(
-        rep.diffs.is_empty() && rep.notes.is_empty(),
-        "{:#?} {:#?}",
-        rep.diffs,
-        rep.notes
-    );
 }
 
 #[test]
@@ -85,8 +54,8 @@ fn runs_stop_at_max_len() {
                 s.iptables(p).unwrap_or_else(|e| panic!("{line}: {e}"));
             }
             let what = format!("{restored} restored + {appended} appended");
-            assert_eq!(run_sizes(), want, "{what}");
-            clean();
+            assert_eq!(run_sizes(&mut socket().expect("socket")), want, "{what}");
+            assert_clean(&mut socket().expect("socket"), &what);
             let saved = s.save_text(false, Some(TableKind::Filter)).expect("save");
             let rules: Vec<&str> = saved.lines().filter(|l| l.starts_with("-A X ")).collect();
             assert_eq!(rules.len(), restored + appended, "{what}");

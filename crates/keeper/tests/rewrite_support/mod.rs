@@ -2,8 +2,8 @@
 //! `rewrite_lazy.rs`, `rewrite_in_place.rs`, `rename_in_batch.rs`, …): a
 //! restore through a session, the kernel's filter table checked against
 //! what its rules compile to, the comparable lines of a save, and the
-//! daemon's model source and writes for groups (`Warm`, `write`). Each
-//! test crate includes this module and uses part of it.
+//! daemon's model source and writes for groups (`Warm`, `write`), the run
+//! sets' sizes. Each test crate includes this module and uses part of it.
 
 use compile::runs::RunOpts;
 use iptables::exec::RestoreOpts;
@@ -17,6 +17,7 @@ use ruleset::{Family, Ruleset, TableKind};
 
 /// `input` restored through `s` as iptables-restore with these options;
 /// the error as iptables-restore words it.
+#[allow(dead_code)]
 pub fn restore(s: &mut Session, input: &str, noflush: bool, counters: bool) -> Result<(), String> {
     let mut o = RestoreOpts::new(Family::Ipv4, "iptables-restore");
     o.noflush = noflush;
@@ -142,6 +143,25 @@ pub fn model_lines(setup: &str, input: &str) -> Vec<String> {
 pub fn kernel_lines(open: &dyn Fn() -> Socket, settings: Settings) -> Vec<String> {
     let mut s = Session::with_socket(open(), Family::Ipv4, settings);
     lines(&s.save_text(false, Some(TableKind::Filter)).expect("save"))
+}
+
+/// Element counts of the run sets of our IPv4 filter table, smallest
+/// first.
+#[allow(dead_code)]
+pub fn run_sizes(sock: &mut Socket) -> Vec<usize> {
+    let mut sizes: Vec<usize> = sock
+        .sets(nft::Family::Ipv4, Some("nfkeeper_filter"))
+        .expect("sets")
+        .into_iter()
+        .filter(|s| s.name.starts_with(compile::runs::SET_PREFIX))
+        .map(|s| {
+            sock.set_elems(nft::Family::Ipv4, "nfkeeper_filter", &s.name)
+                .expect("elements")
+                .len()
+        })
+        .collect();
+    sizes.sort_unstable();
+    sizes
 }
 
 /// A test body given how to open a socket and whether runs compile.
