@@ -1,5 +1,5 @@
 //! Kernel layout: table names, base chains with iptables' hooks, priorities
-//! and chain types.
+//! and chain types; the size our hash sets are made with.
 
 use ruleset::{Family, TableKind};
 
@@ -92,6 +92,22 @@ pub fn base_chains(kind: TableKind) -> &'static [BaseChain] {
 /// The base chain of `kind` named `name`, if it is one.
 pub fn base_chain(kind: TableKind, name: &str) -> Option<&'static BaseChain> {
     base_chains(kind).iter().find(|c| c.name == name)
+}
+
+/// The capacity (`NFTA_SET_DESC_SIZE`) of a hash set made with `elems`
+/// elements: room for half as many again, a power of two (at most 2^31).
+///
+/// Why a size: without one the kernel makes a resizable hash that starts at
+/// a few buckets and, while one batch inserts, doubles it again and again,
+/// each insert past a doubling searching every table still attached
+/// (`rhashtable_insert_slow`); given one it makes a hash of that many
+/// buckets once. But the size is also a hard limit: an element beyond it
+/// is refused (`ENFILE`), so each user says what happens then
+/// ([`crate::registry::capacity`], [`crate::runs::capacity`]). The
+/// kernel's buckets cost 8 bytes per 3/4 element of capacity.
+pub fn set_capacity(elems: usize) -> u32 {
+    let want = elems.saturating_add(elems / 2).min(1 << 31) as u32;
+    want.next_power_of_two()
 }
 
 #[cfg(test)]

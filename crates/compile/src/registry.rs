@@ -50,22 +50,14 @@ pub fn name(key: &[u8]) -> Option<String> {
 /// The smallest capacity a registry set is made with.
 pub const MIN_CAPACITY: u32 = 4096;
 
-/// The capacity (`NFTA_SET_DESC_SIZE`) of a registry set made by a batch
-/// that registers `adds` chains: room for half as many again, at least
-/// [`MIN_CAPACITY`], a power of two.
-///
-/// Why a size at all: without one the kernel starts a hash set at a few
-/// buckets and, while one batch inserts, doubles it again and again, each
-/// insert past a doubling searching every table still attached (half the
-/// kernel's cost of a registry element; restoring 1k chains took 0.6 ms
-/// more, 10k chains 6 ms more). With one it sizes the buckets once. But
-/// the size is also a hard limit: an element beyond it is refused
-/// (`ENFILE`), and the chains of such a batch are then made kernel chains
-/// (`keeper::plan::registry`). Buckets cost 8 bytes per 3/4 element of
-/// capacity: 64 KiB at the minimum, 4 MiB for 100k chains.
+/// The capacity of a registry set made by a batch that registers `adds`
+/// chains: [`crate::layout::set_capacity`], at least [`MIN_CAPACITY`].
+/// Without a size, restoring 1k chains took 0.6 ms more, 10k chains 6 ms
+/// more (half the kernel's cost of a registry element). A batch beyond it
+/// makes its chains kernel chains (`keeper::plan::registry`). Buckets:
+/// 64 KiB at the minimum, 4 MiB for 100k chains.
 pub fn capacity(adds: usize) -> u32 {
-    let want = adds.saturating_add(adds / 2).min(1 << 31) as u32;
-    want.next_power_of_two().max(MIN_CAPACITY)
+    crate::layout::set_capacity(adds).max(MIN_CAPACITY)
 }
 
 /// The registry set of table `table`, with batch-local set id `id` and

@@ -69,31 +69,21 @@ pub const MAX_LEN: usize = 8192;
 /// capacity (see [`capacity`]).
 pub const SIZED_FROM: usize = 256;
 
-/// The capacity (`NFTA_SET_DESC_SIZE`) of a run's set made with `elems`
-/// elements: none below [`SIZED_FROM`], else room for half as many again,
-/// a power of two.
+/// The capacity of a run's set made with `elems` elements: none below
+/// [`SIZED_FROM`], else [`crate::layout::set_capacity`].
 ///
-/// Why a size: without one the kernel makes a resizable hash that starts
-/// at a few buckets and doubles again and again while one batch inserts,
-/// each insert past a doubling searching every table still attached
-/// (`rhashtable_insert_slow`, 9% of the samples of a 100k-rule restore);
-/// given a size it makes a hash of that many buckets once (BENCHMARKS.md
-/// §8.19: restores of 10k–50k rules 1.2× faster). But the size is also a
-/// hard limit: an element beyond it is refused (`ENFILE`), and a write
-/// whose append is refused so is planned again with plain appends (the
-/// rules after a full run then form a new one). So only sets made with many
-/// elements at once (restores) get one; a run that starts short and grows
-/// by appends, one element per batch, costs the kernel no resizing worth
-/// avoiding and stays unbounded up to [`MAX_LEN`]. Interval sets (a tree,
-/// never resized) get none either. The kernel's buckets cost 8 bytes per
-/// 3/4 element of capacity: 8 KiB at the least, 256 KiB for a run of
-/// [`MAX_LEN`] addresses.
+/// Without a size, the kernel's hash doubling was 9% of the samples of a
+/// 100k-rule restore (BENCHMARKS.md §8.19: restores of 10k–50k rules 1.2×
+/// faster with one). A write whose append the kernel refuses as beyond it
+/// is planned again with plain appends (the rules after a full run then
+/// form a new one). So only sets made with many elements at once
+/// (restores) get a size; a run that starts short and grows by appends,
+/// one element per batch, costs the kernel no resizing worth avoiding and
+/// stays unbounded up to [`MAX_LEN`]. Interval sets (a tree, never
+/// resized) get none either. Buckets: 8 KiB at the least, 256 KiB for a
+/// run of [`MAX_LEN`] addresses.
 pub fn capacity(elems: usize) -> Option<u32> {
-    if elems < SIZED_FROM {
-        return None;
-    }
-    let want = elems.saturating_add(elems / 2).min(1 << 31) as u32;
-    Some(want.next_power_of_two())
+    (elems >= SIZED_FROM).then(|| crate::layout::set_capacity(elems))
 }
 
 impl Default for RunOpts {
